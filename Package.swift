@@ -1,0 +1,68 @@
+// swift-tools-version:6.0
+// Arca — a Keychain for Linux. The layering below is the one of ARCHITECTURE §3:
+// C only through the system-library targets, and `unsafeFlags` only on the
+// executables and the PAM module, so that other packages can depend on the
+// `Arca` and `ArcaSecurity` library products.
+import PackageDescription
+
+/// Executables link the Swift runtime statically: they must run with the
+/// toolchain's directory hidden, and `arca get` must start in about 2 ms.
+let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+
+/// The PAM module: static Swift runtime, only `pam_sm_*` exported, every symbol
+/// resolved at link time, and never unloaded by `pam_end`.
+let pamModuleLinkage: [LinkerSetting] = [
+    .unsafeFlags([
+        "-static-stdlib",
+        "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_arca.map",
+        "-Xlinker", "-z", "-Xlinker", "defs",
+        "-Xlinker", "-z", "-Xlinker", "nodelete",
+    ])
+]
+
+let package = Package(
+    name: "Arca",
+    products: [
+        .library(name: "Arca", targets: ["Arca"]),
+        .library(name: "ArcaSecurity", targets: ["ArcaSecurity"]),
+        .library(name: "pam_arca", type: .dynamic, targets: ["PAMShim"]),
+        .executable(name: "arcad", targets: ["arcad"]),
+        .executable(name: "arca", targets: ["arca"]),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages.
+        .systemLibrary(
+            name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CKeyutils", pkgConfig: "libkeyutils", providers: [.apt(["libkeyutils-dev"])]),
+        .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+        // Core modules.
+        .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
+        .target(name: "ArcaProtocol"),
+        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "ArcaCrypto"]),
+        .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "CSQLite"]),
+        .target(
+            name: "ArcaDaemon",
+            dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault"]),
+
+        // Public library products: no unsafe flags anywhere below them.
+        .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
+        .target(name: "ArcaSecurity", dependencies: ["Arca"]),
+
+        // Executables.
+        .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
+        .executableTarget(name: "arca", dependencies: ["Arca"], linkerSettings: staticExecutable),
+
+        // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
+        .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol"]),
+        .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
+
+        // Tests mirror Sources/.
+        .testTarget(
+            name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,121 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Argon2id (v1.3, parallelism 1) parameters. They are stored in a vault's header
+/// so that the same password yields the same key on every unlock.
+public struct KDFParameters: Sendable, Equatable, Hashable {
+    /// Number of passes over memory (Argon2 `t`).
+    public var opsLimit: UInt64
+    /// Memory in bytes (Argon2 `m` × 1024).
+    public var memoryLimit: Int
+    /// 16 random bytes, unique per vault.
+    public var salt: [UInt8]
+
+    /// The smallest memory Arca ever calibrates to: 64 MiB.
+    public static let memoryFloor = 64 << 20
+    /// Salt length required by Argon2id in libsodium.
+    public static let saltLength = 16
+
+    public init(opsLimit: UInt64, memoryLimit: Int, salt: [UInt8]) {
+        self.opsLimit = opsLimit
+        self.memoryLimit = memoryLimit
+        self.salt = salt
+    }
+
+    /// Checks the parameters against libsodium's limits.
+    public func validate() throws {
+        guard salt.count == Self.saltLength else {
+            throw CryptoError.invalidLength(what: "Argon2id salt", expected: Self.saltLength, actual: salt.count)
+        }
+        guard opsLimit >= Sodium.argon2idOpsLimitMin, opsLimit <= 1 << 20 else {
+            throw CryptoError.invalidParameters("ops limit \(opsLimit) out of range")
+        }
+        guard memoryLimit >= Sodium.argon2idMemLimitMin, memoryLimit <= Sodium.argon2idMemLimitMax else {
+            throw CryptoError.invalidParameters("memory limit \(memoryLimit) out of range")
+        }
+    }
+}
+
+/// Password-based key derivation with Argon2id, and calibration of its cost.
+public enum Argon2id {
+    /// Length of the keys Arca derives from passwords.
+    public static let keyLength = 32
+
+    /// Derives a `length`-byte key from `password` with `parameters`.
+    public static func deriveKey(
+        password: SecretBytes, parameters: KDFParameters, length: Int = keyLength
+    ) throws -> SecretBytes {
+        try Sodium.ensureReady()
+        try parameters.validate()
+        return try SecretBytes(count: length) { output in
+            let ok = password.withUnsafeBytes { pw in
+                parameters.salt.withUnsafeBytes { salt in
+                    Sodium.argon2id(
+                        output: output, password: pw, salt: salt,
+                        opsLimit: parameters.opsLimit, memLimit: parameters.memoryLimit)
+                }
+            }
+            guard ok else { throw CryptoError.keyDerivationFailed }
+        }
+    }
+
+    /// The largest memory calibration may choose: an eighth of physical RAM, at most
+    /// 1 GiB, never below the 64 MiB floor. Several logins may derive at once, so a
+    /// single derivation must leave most of the machine free.
+    public static func memoryCeiling(physicalMemory: Int = Argon2id.physicalMemory()) -> Int {
+        max(KDFParameters.memoryFloor, min(1 << 30, physicalMemory / 8))
+    }
+
+    /// Physical RAM in bytes, from `sysconf`.
+    public static func physicalMemory() -> Int {
+        let pages = sysconf(Int32(_SC_PHYS_PAGES))
+        let size = sysconf(Int32(_SC_PAGESIZE))
+        return pages > 0 && size > 0 ? pages * size : KDFParameters.memoryFloor * 8
+    }
+
+    /// Chooses parameters that take about `targetSeconds` on this machine.
+    ///
+    /// Memory is the main cost an attacker pays, so it grows first (from the 64 MiB
+    /// floor up to `memoryCeiling`) with 3 passes, as RFC 9106 recommends; only when
+    /// memory is capped do the passes grow. On a slow machine the passes drop to 1
+    /// but memory never goes under the floor. A fresh random salt is included.
+    public static func calibrate(
+        targetSeconds: Double = 0.25, memoryFloor: Int = KDFParameters.memoryFloor,
+        memoryCeiling ceiling: Int = Argon2id.memoryCeiling()
+    ) throws -> KDFParameters {
+        let ceiling = max(ceiling, memoryFloor)
+        let salt = SecureRandom.bytes(count: KDFParameters.saltLength)
+        var params = KDFParameters(opsLimit: 3, memoryLimit: memoryFloor, salt: salt)
+        let probe = try measure(params)
+        // Argon2 time is linear in memory × passes.
+        let costPerUnit = probe / Double(3 * (memoryFloor >> 20))
+        let units = targetSeconds / costPerUnit  // passes × MiB that fit the target
+        if units < Double(3 * (memoryFloor >> 20)) {
+            params.opsLimit = UInt64(max(1, (units / Double(memoryFloor >> 20)).rounded()))
+        } else {
+            let mib = min(Double(ceiling >> 20), units / 3)
+            params.memoryLimit = ((Int(mib) >> 2) << 2) << 20  // whole multiples of 4 MiB
+            params.opsLimit = UInt64(max(3, (units / mib).rounded()))
+        }
+        return params
+    }
+
+    /// Wall-clock seconds one derivation with `parameters` takes here.
+    public static func measure(_ parameters: KDFParameters) throws -> Double {
+        let password = try SecretBytes.random(count: 16)
+        let start = Clock.monotonicSeconds()
+        _ = try deriveKey(password: password, parameters: parameters)
+        return Clock.monotonicSeconds() - start
+    }
+}
+
+/// A monotonic clock for calibration and benchmarks.
+public enum Clock {
+    /// Seconds from an arbitrary origin, from `CLOCK_MONOTONIC`.
+    public static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
