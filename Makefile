@@ -1,0 +1,72 @@
+# Arca — build, test, install. `make test` is the one command CI runs.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+SWIFT       ?= swift
+CONFIG      ?= release
+BINDIR      := $(DESTDIR)$(PREFIX)/bin
+SBINDIR     := $(DESTDIR)$(PREFIX)/sbin
+MANDIR      := $(DESTDIR)$(PREFIX)/share/man
+# PAM modules go to the multiarch security/ directory that libpam searches.
+PAMDIR      ?= $(DESTDIR)$(shell pkg-config --variable=libdir pam 2>/dev/null || echo /lib/x86_64-linux-gnu)/security
+UNITDIR     ?= $(DESTDIR)/etc/systemd/system
+PAMCONFDIR  ?= $(DESTDIR)/usr/share/pam-configs
+BUILD       := .build/$(CONFIG)
+
+# Every Debian package the build and the tests need. Keep in sync with README.
+DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
+        libsystemd-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps
+
+.PHONY: all deps build test unit integration install uninstall bench clean
+
+all: build
+
+# Installs only what is missing; runs `apt-get update` only when something is.
+deps:
+	@missing=$$(for p in $(DEPS); do \
+	    dpkg-query -W -f='$${db:Status-Status}\n' $$p 2>/dev/null | grep -qx installed || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "deps: installing$$(echo $$missing | sed 's/^/ /')"; \
+	    export DEBIAN_FRONTEND=noninteractive; \
+	    apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	else echo "deps: all installed"; fi
+
+build:
+	$(SWIFT) build -c $(CONFIG)
+
+test: deps build unit integration
+
+unit:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+# Integration scripts run as root against the built binaries, in name order.
+integration:
+	@set -e; for t in Tests/integration/*.sh; do \
+	    [ -e "$$t" ] || continue; echo "== $$t"; \
+	    ARCA_BUILD=$(CURDIR)/$(BUILD) bash "$$t"; done
+
+install: build
+	install -d -m 0755 $(BINDIR) $(SBINDIR) $(PAMDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8
+	install -m 0755 $(BUILD)/arca $(BINDIR)/arca
+	install -m 0755 $(BUILD)/arcad $(SBINDIR)/arcad
+	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
+	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
+	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
+	if [ -d systemd ] && ls systemd/*.service >/dev/null 2>&1; then install -d -m 0755 $(UNITDIR) && \
+	    install -m 0644 systemd/*.service systemd/*.socket $(UNITDIR)/ 2>/dev/null || true; fi
+	if [ -f pam/pam-configs/arca ]; then install -d -m 0755 $(PAMCONFDIR) && \
+	    install -m 0644 pam/pam-configs/arca $(PAMCONFDIR)/arca; fi
+	install -d -m 0700 $(DESTDIR)/var/lib/arca
+
+uninstall:
+	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
+	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; rm -f $(MANDIR)/man$${f##*.}/$$(basename $$f); done
+	for f in systemd/*; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done
+
+# Each bench/NAME runs in one go: bench/NAME/run.sh if present, else the bench-NAME executable.
+bench: deps
+	@set -e; for d in bench/*/; do n=$$(basename $$d); echo "== bench $$n"; \
+	    if [ -x $$d/run.sh ]; then $$d/run.sh; else $(SWIFT) run -c release bench-$$n; fi; done
+
+clean:
+	rm -rf .build
