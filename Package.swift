@@ -60,6 +60,9 @@ let package = Package(
         .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
 
+        // Benchmarks: `make bench` runs each bench/NAME in one go.
+        .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
+
         // Tests mirror Sources/.
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),

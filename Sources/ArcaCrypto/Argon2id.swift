@@ -84,21 +84,33 @@ public enum Argon2id {
         targetSeconds: Double = 0.25, memoryFloor: Int = KDFParameters.memoryFloor,
         memoryCeiling ceiling: Int = Argon2id.memoryCeiling()
     ) throws -> KDFParameters {
-        let ceiling = max(ceiling, memoryFloor)
-        let salt = SecureRandom.bytes(count: KDFParameters.saltLength)
-        var params = KDFParameters(opsLimit: 3, memoryLimit: memoryFloor, salt: salt)
-        let probe = try measure(params)
-        // Argon2 time is linear in memory × passes.
-        let costPerUnit = probe / Double(3 * (memoryFloor >> 20))
-        let units = targetSeconds / costPerUnit  // passes × MiB that fit the target
-        if units < Double(3 * (memoryFloor >> 20)) {
-            params.opsLimit = UInt64(max(1, (units / Double(memoryFloor >> 20)).rounded()))
-        } else {
-            let mib = min(Double(ceiling >> 20), units / 3)
-            params.memoryLimit = ((Int(mib) >> 2) << 2) << 20  // whole multiples of 4 MiB
-            params.opsLimit = UInt64(max(3, (units / mib).rounded()))
+        let floorMiB = max(1, memoryFloor >> 20)
+        let ceilingMiB = max(floorMiB, ceiling >> 20)
+        var params = KDFParameters(
+            opsLimit: 3, memoryLimit: floorMiB << 20, salt: SecureRandom.bytes(count: KDFParameters.saltLength))
+        // Argon2 time is close to linear in passes × memory, but caches and page
+        // faults bend the line, so the estimate is measured and corrected twice.
+        for _ in 0..<3 {
+            let seconds = try measure(params)
+            let ratio = targetSeconds / seconds
+            if ratio > 0.85 && ratio < 1.18 { break }
+            let units = Double(params.opsLimit) * Double(params.memoryLimit >> 20) * ratio
+            (params.opsLimit, params.memoryLimit) = distribute(units: units, floorMiB: floorMiB, ceilingMiB: ceilingMiB)
         }
         return params
+    }
+
+    /// Splits a budget of passes × MiB: memory first (3 passes, floor…ceiling),
+    /// then more passes once memory is capped, or fewer passes (down to 1) when
+    /// even the floor with 3 passes is too slow.
+    static func distribute(units: Double, floorMiB: Int, ceilingMiB: Int) -> (UInt64, Int) {
+        let atFloor = units / Double(floorMiB)
+        if atFloor < 3 {
+            return (UInt64(max(1, atFloor.rounded())), floorMiB << 20)
+        }
+        let mib = min(Double(ceilingMiB), units / 3)
+        let wholeMiB = max(floorMiB, (Int(mib) >> 2) << 2)  // multiples of 4 MiB
+        return (UInt64(max(3, (units / Double(wholeMiB)).rounded())), wholeMiB << 20)
     }
 
     /// Wall-clock seconds one derivation with `parameters` takes here.

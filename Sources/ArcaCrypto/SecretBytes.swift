@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Bytes that must stay secret: a password, a derived key, an item's secret.
 ///
 /// The storage comes from libsodium's guarded allocator (`sodium_malloc`): it is
@@ -16,7 +18,7 @@ public final class SecretBytes: @unchecked Sendable {
 
     /// Called with the storage after it was zeroed and before it is freed, so that a
     /// test can read the memory back. Tests only.
-    nonisolated(unsafe) static var afterWipeForTesting: ((UnsafeRawBufferPointer) -> Void)?
+    static let afterWipeForTesting = Mutex<(@Sendable (UnsafeRawBufferPointer) -> Void)?>(nil)
 
     /// Allocates `count` zero bytes.
     public init(count: Int) throws {
@@ -65,7 +67,9 @@ public final class SecretBytes: @unchecked Sendable {
 
     deinit {
         wipe()
-        Self.afterWipeForTesting?(UnsafeRawBufferPointer(start: storage, count: count))
+        if let observe = Self.afterWipeForTesting.withLock({ $0 }) {
+            observe(UnsafeRawBufferPointer(start: storage, count: count))
+        }
         Sodium.secureFree(storage)
     }
 

@@ -55,7 +55,10 @@ enum Sodium {
         output: UnsafeMutableRawBufferPointer, password: UnsafeRawBufferPointer,
         salt: UnsafeRawBufferPointer, opsLimit: UInt64, memLimit: Int
     ) -> Bool {
-        guard let out = output.baseAddress, let s = salt.baseAddress else { return false }
+        // crypto_pwhash reads exactly crypto_pwhash_SALTBYTES from `salt`.
+        guard salt.count == argon2idSaltLength, let out = output.baseAddress, let s = salt.baseAddress else {
+            return false
+        }
         let pw = password.baseAddress?.assumingMemoryBound(to: CChar.self)
         let placeholderChar = UnsafeRawPointer(nonNull(password)).assumingMemoryBound(to: CChar.self)
         return crypto_pwhash(

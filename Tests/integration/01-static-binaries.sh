@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Release executables and the PAM module must not depend on the Swift toolchain's
+# directory: run them with that directory hidden under an empty tmpfs.
+set -euo pipefail
+build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
+swift_usr=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")
+pass=0 fail=0
+check() { # name, command...
+    local name=$1; shift
+    if out=$("$@" 2>&1); then echo "ok   $name"; pass=$((pass + 1));
+    else echo "FAIL $name: $out"; fail=$((fail + 1)); fi
+}
+hidden() { unshare -m sh -c "mount -t tmpfs none '$swift_usr' && $*"; }
+
+check "toolchain directory found ($swift_usr)" test -x "$swift_usr/bin/swift"
+check "hiding works: swift is gone under the tmpfs" hidden "! test -e '$swift_usr/bin/swift'"
+check "arca version runs with the toolchain hidden" hidden "'$build/arca' version | grep -qx 'arca [0-9.]*'"
+check "arcad --version runs with the toolchain hidden" hidden "'$build/arcad' --version | grep -qx 'arcad [0-9.]*'"
+check "pam_arca.so loads with the toolchain hidden" \
+    hidden "python3 -c \"import ctypes, os; ctypes.CDLL('$build/libpam_arca.so', mode=os.RTLD_NOW)\""
+for bin in arca arcad libpam_arca.so; do
+    check "$bin links nothing from the toolchain" sh -c "! ldd '$build/$bin' | grep -q '$swift_usr'"
+done
+exports=$(nm -D --defined-only "$build/libpam_arca.so" | awk '{print $3}' | sort | tr '\n' ' ')
+check "pam_arca.so exports only pam_sm_*" test "$exports" = \
+    "pam_sm_acct_mgmt pam_sm_authenticate pam_sm_chauthtok pam_sm_close_session pam_sm_open_session pam_sm_setcred "
+check "pam_arca.so is linked -z nodelete" sh -c "readelf -d '$build/libpam_arca.so' | grep -q 'NODELETE'"
+echo "static-binaries: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
