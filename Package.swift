@@ -66,6 +66,7 @@ let package = Package(
         // Tests mirror Sources/.
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
+        .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,7 +1,6 @@
 import ArcaProtocol
 
-/// The core daemon's library: request handling, sessions and lock state arrive
-/// with the arcad issue.
+/// The core daemon's library.
 public enum ArcaDaemon {
     /// `arcad --version` output.
     public static var versionLine: String { "arcad \(ArcaVersion.release)" }
