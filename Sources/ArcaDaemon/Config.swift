@@ -1,0 +1,100 @@
+/// arcad's configuration: `/etc/arca/arca.conf`, then command-line flags.
+/// The file format and every key are documented in `arca.conf(5)`.
+public struct DaemonConfig: Equatable, Sendable {
+    /// The request socket.
+    public var socketPath = "/run/arca/arcad.sock"
+    /// The systemd `LoadCredential=` socket.
+    public var credentialsSocketPath = "/run/arca/credentials.sock"
+    /// Vaults, host key (0700 root).
+    public var stateDirectory = "/var/lib/arca"
+    /// Seconds without a request from a user after which whenUnlocked is removed; 0 = never.
+    public var idleTimeout = 0
+    /// How screen locks of several sessions combine.
+    public var lockOn = LockPolicy.any
+    /// Remove whenUnlocked when the machine suspends.
+    public var lockOnSuspend = true
+    /// Connections one uid may hold open at once.
+    public var maxConnectionsPerUID = 32
+    /// A client that sends nothing for this long is disconnected.
+    public var clientTimeoutMilliseconds = 5_000
+    /// Argon2id calibration target for new vaults.
+    public var kdfTargetMilliseconds = 250
+
+    public init() {}
+
+    /// The default configuration file.
+    public static let defaultPath = "/etc/arca/arca.conf"
+
+    /// Parses `key = value` lines; `#` starts a comment. An unknown key or a bad
+    /// value is an error naming the file and line: a daemon that guards secrets
+    /// should not start on a configuration it does not understand.
+    public static func parse(_ text: String, file: String = defaultPath) throws -> DaemonConfig {
+        var config = DaemonConfig()
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty { continue }
+            let where_ = "\(file):\(index + 1)"
+            let parts = trimmed.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2 else { throw ConfigError(location: where_, message: "expected 'key = value'") }
+            let key = parts[0].trimmingWhitespace()
+            let value = parts[1].trimmingWhitespace()
+            try config.set(key: key, value: value, location: where_)
+        }
+        return config
+    }
+
+    private mutating func set(key: String, value: String, location: String) throws {
+        func int(_ range: ClosedRange<Int>) throws -> Int {
+            guard let n = Int(value), range.contains(n) else {
+                throw ConfigError(location: location, message: "\(key) must be a whole number in \(range), got '\(value)'")
+            }
+            return n
+        }
+        func path() throws -> String {
+            guard value.hasPrefix("/") else {
+                throw ConfigError(location: location, message: "\(key) must be an absolute path, got '\(value)'")
+            }
+            return value
+        }
+        switch key {
+        case "socket": socketPath = try path()
+        case "credentials_socket": credentialsSocketPath = try path()
+        case "state_dir": stateDirectory = try path()
+        case "idle_timeout": idleTimeout = try int(0...31_536_000)
+        case "lock_on":
+            guard let policy = LockPolicy(rawValue: value) else {
+                throw ConfigError(location: location, message: "lock_on must be 'any' or 'all', got '\(value)'")
+            }
+            lockOn = policy
+        case "lock_on_suspend":
+            switch value {
+            case "yes", "true", "on": lockOnSuspend = true
+            case "no", "false", "off": lockOnSuspend = false
+            default: throw ConfigError(location: location, message: "lock_on_suspend must be yes or no, got '\(value)'")
+            }
+        case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
+        case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
+        case "kdf_target_ms": kdfTargetMilliseconds = try int(50...10_000)
+        default: throw ConfigError(location: location, message: "unknown key '\(key)'")
+        }
+    }
+}
+
+/// A configuration error: where, and what is wrong.
+public struct ConfigError: Error, Equatable, CustomStringConvertible {
+    /// `file:line`.
+    public let location: String
+    /// What is wrong.
+    public let message: String
+    public var description: String { "\(location): \(message)" }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+              let end = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+        return String(String.UnicodeScalarView(scalars[start...end]))
+    }
+}

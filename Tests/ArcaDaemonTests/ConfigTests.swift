@@ -1,0 +1,60 @@
+import Testing
+@testable import ArcaDaemon
+
+@Suite("arca.conf")
+struct ConfigTests {
+    @Test("defaults")
+    func defaults() throws {
+        let c = try DaemonConfig.parse("")
+        #expect(c == DaemonConfig())
+        #expect(c.socketPath == "/run/arca/arcad.sock")
+        #expect(c.stateDirectory == "/var/lib/arca")
+        #expect(c.lockOn == .any)
+        #expect(c.idleTimeout == 0)
+    }
+
+    @Test("every key, comments and blank lines")
+    func everyKey() throws {
+        let c = try DaemonConfig.parse("""
+            # arcad configuration
+            socket = /tmp/a.sock
+            credentials_socket=/tmp/c.sock
+              state_dir = /tmp/state   # trailing comment
+
+            idle_timeout = 900
+            lock_on = all
+            lock_on_suspend = no
+            max_connections_per_uid = 8
+            client_timeout_ms = 2000
+            kdf_target_ms = 500
+            """)
+        #expect(c.socketPath == "/tmp/a.sock")
+        #expect(c.credentialsSocketPath == "/tmp/c.sock")
+        #expect(c.stateDirectory == "/tmp/state")
+        #expect(c.idleTimeout == 900)
+        #expect(c.lockOn == .all)
+        #expect(c.lockOnSuspend == false)
+        #expect(c.maxConnectionsPerUID == 8)
+        #expect(c.clientTimeoutMilliseconds == 2000)
+        #expect(c.kdfTargetMilliseconds == 500)
+    }
+
+    @Test("errors name the file and line")
+    func errors() {
+        #expect(throws: ConfigError(location: "t.conf:2", message: "unknown key 'sockett'")) {
+            try DaemonConfig.parse("\nsockett = /x", file: "t.conf")
+        }
+        #expect(throws: ConfigError(location: "t.conf:1", message: "expected 'key = value'")) {
+            try DaemonConfig.parse("socket", file: "t.conf")
+        }
+        #expect(throws: ConfigError(location: "t.conf:1", message: "lock_on must be 'any' or 'all', got 'some'")) {
+            try DaemonConfig.parse("lock_on = some", file: "t.conf")
+        }
+        #expect(throws: ConfigError(location: "t.conf:1", message: "idle_timeout must be a whole number in 0...31536000, got '-1'")) {
+            try DaemonConfig.parse("idle_timeout = -1", file: "t.conf")
+        }
+        #expect(throws: ConfigError(location: "t.conf:1", message: "state_dir must be an absolute path, got 'var/lib'")) {
+            try DaemonConfig.parse("state_dir = var/lib", file: "t.conf")
+        }
+    }
+}
