@@ -63,6 +63,7 @@ let package = Package(
         // Tests mirror Sources/.
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
+        .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
     ],
     swiftLanguageModes: [.v5]
 )
