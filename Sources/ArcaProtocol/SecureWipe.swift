@@ -1,9 +1,10 @@
 /// Zeroing of the byte arrays the codec reads from and produces.
 ///
 /// Who wipes what:
-/// - the **receive buffer** a frame was decoded from, and the **frame** that
-///   ``Frame/encode(_:requestID:)-(Request,_)`` returned once it is sent:
-///   the caller, with ``zero(_:)``;
+/// - the **receive buffer** a frame was decoded from: the caller, with
+///   ``removeFirst(_:from:)`` after each frame (or ``zero(_:)`` at the end);
+/// - the **frame** that ``Frame/encode(_:requestID:)-(Request,_)`` returned,
+///   once it is sent: the caller, with ``zero(_:)``;
 /// - **secret fields of a decoded message** (keys, passwords, tokens, item
 ///   data, recovery keys): moved at once into `SecretBytes(consuming:)`, which
 ///   zeroes the array, or zeroed with ``Request/wipeSecrets()`` /
@@ -19,13 +20,30 @@ public enum SecureWipe {
     /// is copied first and only this array's copy is zeroed, so wipe arrays
     /// that are not shared.
     public static func zero(_ bytes: inout [UInt8]) {
+        zeroSpareCapacity(&bytes)
+        zeroInPlace(&bytes, 0..<bytes.count)
+    }
+
+    /// Removes the first `count` bytes of a receive buffer (a frame just
+    /// decoded), zeroing them, and zeroing the stale copy of the remaining
+    /// bytes that shifting them down leaves past the new end.
+    public static func removeFirst(_ count: Int, from buffer: inout [UInt8]) {
+        let count = min(max(count, 0), buffer.count)
+        zeroInPlace(&buffer, 0..<count)
+        buffer.removeFirst(count)
+        zeroSpareCapacity(&buffer)
+    }
+
+    /// Zeroes the bytes between `count` and `capacity`, which may hold an
+    /// older secret. Appending within capacity never reallocates, and makes
+    /// them reachable.
+    private static func zeroSpareCapacity(_ bytes: inout [UInt8]) {
         let count = bytes.count
         let spare = bytes.capacity - count
-        // Appending within capacity never reallocates, and makes the spare
-        // bytes (which may hold an older secret) reachable to zero them.
-        if spare > 0 { bytes.append(contentsOf: repeatElement(0, count: spare)) }
-        zeroInPlace(&bytes)
-        bytes.removeLast(bytes.count - count)
+        guard spare > 0 else { return }
+        bytes.append(contentsOf: repeatElement(0, count: spare))
+        zeroInPlace(&bytes, count..<bytes.count)
+        bytes.removeLast(spare)
     }
 
     /// Zeroes an optional byte array in place (see ``zero(_:)-([UInt8])``).
