@@ -105,7 +105,33 @@ public enum AttributeTag: UInt16, Sendable, CaseIterable, Hashable, Comparable {
     }
 
     /// The name used for this attribute in ``ProtocolError`` cases (`"service"`…).
-    public var fieldName: String { String(describing: self) }
+    public var fieldName: String {
+        // Spelled out rather than reflected: reflection metadata may be stripped.
+        switch self {
+        case .itemClass: return "class"
+        case .service: return "service"
+        case .account: return "account"
+        case .label: return "label"
+        case .description: return "description"
+        case .comment: return "comment"
+        case .generic: return "generic"
+        case .creator: return "creator"
+        case .type: return "type"
+        case .isInvisible: return "isInvisible"
+        case .isNegative: return "isNegative"
+        case .creationDate: return "creationDate"
+        case .modificationDate: return "modificationDate"
+        case .server: return "server"
+        case .protocol: return "protocol"
+        case .port: return "port"
+        case .path: return "path"
+        case .securityDomain: return "securityDomain"
+        case .authenticationType: return "authenticationType"
+        case .accessGroup: return "accessGroup"
+        case .synchronizable: return "synchronizable"
+        case .accessible: return "accessible"
+        }
+    }
 
     /// Orders tags by raw value, the order they are encoded in.
     public static func < (lhs: AttributeTag, rhs: AttributeTag) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -199,7 +199,8 @@ extension WireReader {
 
     mutating func kdf() throws(ProtocolError) -> KeyDerivationParameters {
         KeyDerivationParameters(
-            opsLimit: try u64(), memoryLimit: try u64(), salt: try fixed(field: "salt", length: ProtocolLimits.saltLength))
+            opsLimit: try u64(), memoryLimit: try u64(),
+            salt: try fixed(field: "salt", length: ProtocolLimits.saltLength))
     }
 
     mutating func lockClasses() throws(ProtocolError) -> LockClasses {

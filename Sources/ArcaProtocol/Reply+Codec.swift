@@ -54,7 +54,8 @@ extension Reply {
             }
             guard status != .success else { throw .invalidValue(field: "status") }
             return .error(
-                status: status, message: try r.string(field: "message", limit: ProtocolLimits.maximumErrorMessageLength))
+                status: status, message: try r.string(field: "message", limit: ProtocolLimits.maximumErrorMessageLength)
+            )
         case .statusReply:
             return .status(
                 VaultStatus(

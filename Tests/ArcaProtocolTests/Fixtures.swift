@@ -113,7 +113,8 @@ enum Fixtures {
         .recoveryKey([]),
         .sessions([]),
         .sessions([
-            SessionInfo(id: 1, uid: 1000, service: "sshd", tty: "ssh", remoteHost: "192.0.2.1", openedAt: 0, locked: false),
+            SessionInfo(
+                id: 1, uid: 1000, service: "sshd", tty: "ssh", remoteHost: "192.0.2.1", openedAt: 0, locked: false),
             SessionInfo(
                 id: .max, uid: 0, service: unicode, tty: nil, remoteHost: nil, remoteUser: "root", openedAt: .min,
                 locked: true),
@@ -126,7 +127,8 @@ enum Fixtures {
             AddRequest(
                 vault: .user(uid: 1000), itemClass: .genericPassword, attributes: maximalAttributes,
                 secret: [UInt8](repeating: 0xC3, count: ProtocolLimits.maximumSecretLength), returnFlags: .all)),
-        .copyMatching(vault: .user(uid: 1000), query: Query(itemClass: .genericPassword, attributes: maximalAttributes)),
+        .copyMatching(
+            vault: .user(uid: 1000), query: Query(itemClass: .genericPassword, attributes: maximalAttributes)),
     ]
 
     static let largeReplies: [Reply] = [

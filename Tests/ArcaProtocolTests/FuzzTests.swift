@@ -80,7 +80,8 @@ struct FuzzTests {
             // Three in four get a valid header start, so bodies are reached.
             if round % 4 != 0 {
                 let body = rng.below(4) == 0 ? rng.below(1 << 24) : bytes.count
-                let header = Frame.magic + [0, 1] + Bytes.be16(kinds[rng.below(kinds.count)])
+                let header =
+                    Frame.magic + [0, 1] + Bytes.be16(kinds[rng.below(kinds.count)])
                     + Bytes.be32(UInt32(truncatingIfNeeded: rng.next())) + Bytes.be32(UInt32(body))
                 bytes = header + bytes
             }

@@ -48,6 +48,9 @@ struct RoundTripTests {
         #expect(AttributeTag.allCases.count == 22)
         #expect(AttributeTag.allCases.map(\.rawValue) == Array(1...22))
         #expect(Accessibility.allCases.map(\.rawValue) == [1, 2, 3, 4, 5])
+        #expect(Set(AttributeTag.allCases.map(\.fieldName)).count == 22)
+        #expect(AttributeTag.description.fieldName == "description" && AttributeTag.protocol.fieldName == "protocol")
+        #expect(AttributeTag.itemClass.fieldName == "class")
     }
 
     @Test("every status code survives an error reply")

@@ -30,7 +30,8 @@ struct WipeTests {
         SecureWipe.removeFirst(10, from: &buffer)
         #expect(buffer == [UInt8](repeating: 0xBB, count: 6))
         #expect(buffer.capacity == capacity)
-        #expect(Self.storage(buffer, count: 16) == [UInt8](repeating: 0xBB, count: 6) + [UInt8](repeating: 0, count: 10))
+        #expect(
+            Self.storage(buffer, count: 16) == [UInt8](repeating: 0xBB, count: 6) + [UInt8](repeating: 0, count: 10))
         SecureWipe.removeFirst(100, from: &buffer)
         #expect(buffer.isEmpty && Self.storage(buffer, count: 16) == [UInt8](repeating: 0, count: 16))
     }

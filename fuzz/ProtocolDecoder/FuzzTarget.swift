@@ -12,10 +12,14 @@ public func fuzzProtocolDecoder(_ start: UnsafePointer<UInt8>?, _ count: Int) ->
     let scan = Frame.scan(bytes)
     check(Frame.decode(bytes, as: Request.self), scan: scan) { (message: Request, id) throws(ProtocolError) in
         try Frame.encode(message, requestID: id)
-    } decode: { Frame.decode($0, as: Request.self) }
+    } decode: {
+        Frame.decode($0, as: Request.self)
+    }
     check(Frame.decode(bytes, as: Reply.self), scan: scan) { (message: Reply, id) throws(ProtocolError) in
         try Frame.encode(message, requestID: id)
-    } decode: { Frame.decode($0, as: Reply.self) }
+    } decode: {
+        Frame.decode($0, as: Reply.self)
+    }
     return 0
 }
 
@@ -31,7 +35,9 @@ private func check<Message: Equatable>(
         // A header-level error must be seen by scan too; body errors only by decode.
         if case .needMore = scan { fatalError("decode failed where scan wants more bytes") }
     case .complete(let frame):
-        guard scan == .complete(length: frame.length) else { fatalError("scan \(scan) disagrees with a complete frame") }
+        guard scan == .complete(length: frame.length) else {
+            fatalError("scan \(scan) disagrees with a complete frame")
+        }
         let again: [UInt8]
         do { again = try encode(frame.message, frame.requestID) } catch {
             fatalError("a decoded message does not encode: \(error)")
