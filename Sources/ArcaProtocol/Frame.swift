@@ -88,7 +88,9 @@
 ///   0x0010 recover             uid:u32, recoveryKey:bytes(<= 256), newKey:key, kdf
 ///   0x0011 rotateRecoveryKey   uid:u32, key
 ///   0x0012 listSessions        (empty)
-/// Replies
+/// Replies (add → items; copyMatching → items; enroll, rotateRecoveryKey →
+/// recoveryKey; status, kdfParameters, listSessions → their own; the others →
+/// ok; any request may get error)
 ///   0x8000 ok                  (empty)
 ///   0x8001 error               status:u32 (an OSStatus as two's complement,
 ///                              never 0), message:string(<= 4096)

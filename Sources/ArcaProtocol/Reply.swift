@@ -11,8 +11,9 @@ public enum Reply: Sendable, Hashable {
     /// Answer to ``Request/kdfParameters(uid:)``: the parameters, or `nil` when
     /// the user has no vault (the PAM module then enrolls).
     case kdfParameters(KeyDerivationParameters?)
-    /// Answer to add, copy-matching, update and delete: the items asked for
-    /// (empty when nothing was asked to be returned).
+    /// Answer to copy-matching, and to add (empty unless its `returnFlags`
+    /// ask for something): the items asked for. Update and delete answer
+    /// ``ok``.
     case items([ResultItem])
     /// A new recovery key (ASCII text as bytes, shown once): answer to enroll
     /// and ``Request/rotateRecoveryKey(uid:key:)``.
