@@ -67,6 +67,7 @@ let package = Package(
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
+        .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
     ],
     swiftLanguageModes: [.v5]
 )
