@@ -151,10 +151,11 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
 
     /// True when every field set in `filter` (except synchronizable, which the
     /// query decides) equals this item's; strings compare case-insensitively if asked.
+    /// An absent string equals the empty one, as in the primary key.
     func matches(_ filter: ItemAttributes, caseInsensitive: Bool) -> Bool {
         func eq(_ want: String?, _ have: String?) -> Bool {
             guard let want else { return true }
-            guard let have else { return false }
+            let have = have ?? ""
             return caseInsensitive ? want.lowercased() == have.lowercased() : want == have
         }
         func eq<T: Equatable>(_ want: T?, _ have: T?) -> Bool { want == nil || want == have }
