@@ -120,8 +120,11 @@ public final class Vault {
         let rawPageSize = Int(header[16]) << 8 | Int(header[17])
         let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
         let pages = be32(28)
-        // The page count is valid only when the "version-valid-for" number equals the change counter.
-        if be32(92) == be32(24), pages > 0, pageSize > 0, size < pages * pageSize {
+        // The page count is valid only when the "version-valid-for" number equals the change
+        // counter, and only without a WAL: a checkpoint killed midway may have written page 1
+        // (with the new size) before the later pages, which the WAL still holds.
+        let walSize = FileProbe.header(path: path + "-wal")?.size ?? 0
+        if walSize == 0, be32(92) == be32(24), pages > 0, pageSize > 0, size < pages * pageSize {
             throw VaultError.damaged(path: path, reason: "the file is truncated (\(size) of \(pages * pageSize) bytes)")
         }
     }
