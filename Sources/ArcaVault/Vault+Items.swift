@@ -126,6 +126,12 @@ extension Vault {
         }
     }
 
+    /// Runs `body` (adds, updates, deletes) as one transaction: all of it is stored
+    /// with one sync, or none of it if `body` throws. For imports and bulk changes.
+    public func batch<R>(_ body: () throws -> R) throws -> R {
+        try guarded { try db.transaction(body) }
+    }
+
     /// The number of items in the vault, locked or not (no key needed).
     public func itemCount() throws -> Int {
         try guarded {

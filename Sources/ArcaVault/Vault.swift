@@ -134,6 +134,11 @@ public final class Vault {
         try db.execute("PRAGMA journal_mode = WAL")
         try db.execute("PRAGMA synchronous = FULL")
         try db.execute("PRAGMA foreign_keys = OFF")
+        // Each add touches one leaf of every index at a random place (the tags are
+        // hashes); with SQLite's 2 MiB default those pages are re-read on every add
+        // once the vault passes ~50,000 items (4 ms per add at 100,000). 32 MiB is an
+        // upper bound, filled only by pages actually touched.
+        try db.execute("PRAGMA cache_size = -32768")
     }
 
     // MARK: Unlocking and locking

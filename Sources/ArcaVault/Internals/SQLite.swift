@@ -70,17 +70,22 @@ final class Database {
         return statement
     }
 
+    private var transactionDepth = 0
+
     /// Runs `body` in an IMMEDIATE transaction (the write lock is taken up front,
     /// so two processes wait on the busy timeout instead of deadlocking), committing
-    /// if it returns and rolling back if it throws.
+    /// if it returns and rolling back if it throws. Nested calls become savepoints.
     func transaction<R>(_ body: () throws -> R) throws -> R {
-        try execute("BEGIN IMMEDIATE")
+        let nested = transactionDepth > 0
+        try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
+        transactionDepth += 1
+        defer { transactionDepth -= 1 }
         do {
             let result = try body()
-            try execute("COMMIT")
+            try execute(nested ? "RELEASE nested" : "COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            try? execute(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK")
             throw error
         }
     }
