@@ -53,7 +53,9 @@ public final class RecoveryKey: Sendable {
         guard bytes.count == Self.length + Self.checksumLength else {
             throw VaultError.param("a recovery key has 58 characters; this one has the wrong length")
         }
-        let key = try bytes.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<Self.length])) }
+        let key = try bytes.withUnsafeBytes {
+            try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<Self.length]))
+        }
         guard try Self.checksum(key) == Array(bytes[Self.length...]) else {
             throw VaultError.param("the recovery key's checksum does not match: a character is wrong")
         }
@@ -90,6 +92,7 @@ public final class RecoveryKey: Sendable {
         var raw: [UInt8] = []
         key.withUnsafeBytes { raw += $0 }
         defer { raw.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
-        return Array(try KeyedHash.blake2b(Array("arca.recovery.v1".utf8) + raw, outputLength: 16).prefix(checksumLength))
+        return Array(
+            try KeyedHash.blake2b(Array("arca.recovery.v1".utf8) + raw, outputLength: 16).prefix(checksumLength))
     }
 }

@@ -52,7 +52,8 @@ enum Schema {
     }
 
     static func currentVersion(_ db: Database, path: String) throws -> Int {
-        let exists = try db.statement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
+        let exists = try db.statement(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'")
         defer { exists.finish() }
         guard try exists.step(), exists.int(0) == 1 else {
             throw VaultError.damaged(path: path, reason: "not an Arca vault (no schema_version table)")

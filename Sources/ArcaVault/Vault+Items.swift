@@ -41,7 +41,8 @@ extension Vault {
                 throw VaultError.duplicateItem
             }
         }
-        return ItemResult(itemClass: itemClass, attributes: a, data: nil, persistentReference: PersistentReference(unchecked: ref))
+        return ItemResult(
+            itemClass: itemClass, attributes: a, data: nil, persistentReference: PersistentReference(unchecked: ref))
     }
 
     /// Finds items (`SecItemCopyMatching`). Items of locked classes are skipped; if
@@ -56,7 +57,8 @@ extension Vault {
                 results.append(
                     ItemResult(
                         itemClass: query.itemClass, attributes: query.returnAttributes ? m.attributes : nil, data: data,
-                        persistentReference: query.returnPersistentReference ? PersistentReference(unchecked: m.row.ref) : nil))
+                        persistentReference: query.returnPersistentReference
+                            ? PersistentReference(unchecked: m.row.ref) : nil))
             }
         }
         guard !results.isEmpty else { throw locked ? VaultError.locked : VaultError.itemNotFound }
@@ -86,7 +88,9 @@ extension Vault {
                     let accessible = a.accessible ?? m.row.accessible
                     guard let classKey = classKeys[accessible] else { throw VaultError.locked }
                     let sealed = try crypto {
-                        try seal(query.itemClass, a, ref: m.row.ref, index: index, classKey: classKey, itemKey: m.itemKey, secret: secret)
+                        try seal(
+                            query.itemClass, a, ref: m.row.ref, index: index, classKey: classKey, itemKey: m.itemKey,
+                            secret: secret)
                     }
                     do {
                         try db.statement(
@@ -95,7 +99,8 @@ extension Vault {
                                 wrapped_key = ?, meta = ?, secret = coalesce(?, secret) WHERE id = ?
                             """
                         ).bind(
-                            .integer(Int64(accessible.rawValue)), .integer(a.synchronizable == true ? 1 : 0), .blob(sealed.pk),
+                            .integer(Int64(accessible.rawValue)), .integer(a.synchronizable == true ? 1 : 0),
+                            .blob(sealed.pk),
                             .blob(sealed.tags[0]), .blob(sealed.tags[1]), .blob(sealed.tags[2]), .blob(sealed.tags[3]),
                             .blob(sealed.wrappedKey), .blob(sealed.meta), sealed.secret.map { .blob($0) } ?? .null,
                             .integer(m.row.id)

@@ -8,7 +8,9 @@ extension Vault {
     /// Re-wraps the master key from `old` to `new`. The new key uses `kdfParameters`
     /// (at least 64 MiB) or, by default, the current cost with a fresh salt.
     /// Wrong `old` → `authFailed`, nothing changed.
-    public func changePassword(old: SecretBytes, new: SecretBytes, kdfParameters newParameters: KDFParameters? = nil) throws {
+    public func changePassword(old: SecretBytes, new: SecretBytes, kdfParameters newParameters: KDFParameters? = nil)
+        throws
+    {
         if let given = newParameters, given.memoryLimit < KDFParameters.memoryFloor {
             throw VaultError.param("Argon2id memory must be at least \(KDFParameters.memoryFloor >> 20) MiB")
         }
@@ -24,7 +26,9 @@ extension Vault {
 
     /// Re-wraps the master key with keys already derived (the PAM module derives
     /// both: the old with `kdfParameters`, the new with `newParameters`).
-    public func changePassword(oldDerivedKey: SecretBytes, newDerivedKey: SecretBytes, newParameters: KDFParameters) throws {
+    public func changePassword(oldDerivedKey: SecretBytes, newDerivedKey: SecretBytes, newParameters: KDFParameters)
+        throws
+    {
         let master = try unwrapMaster(passwordKey: oldDerivedKey)
         try rewrap(master: master, newKey: newDerivedKey, parameters: newParameters)
     }
@@ -37,11 +41,15 @@ extension Vault {
         if let given = newParameters, given.memoryLimit < KDFParameters.memoryFloor {
             throw VaultError.param("Argon2id memory must be at least \(KDFParameters.memoryFloor >> 20) MiB")
         }
-        try resetPassword(recoveryKey: recoveryKey, newPassword: newPassword, uncheckedParameters: newParameters ?? freshSalt(kdfParameters))
+        try resetPassword(
+            recoveryKey: recoveryKey, newPassword: newPassword,
+            uncheckedParameters: newParameters ?? freshSalt(kdfParameters))
     }
 
     /// `resetPassword` without the 64 MiB floor, for tests.
-    func resetPassword(recoveryKey: RecoveryKey, newPassword: SecretBytes, uncheckedParameters params: KDFParameters) throws {
+    func resetPassword(recoveryKey: RecoveryKey, newPassword: SecretBytes, uncheckedParameters params: KDFParameters)
+        throws
+    {
         let master = try unwrapMaster(recoveryKey: recoveryKey)
         let newKey = try crypto { try Argon2id.deriveKey(password: newPassword, parameters: params) }
         try rewrap(master: master, newKey: newKey, parameters: params)
@@ -67,7 +75,11 @@ extension Vault {
         do { try parameters.validate() } catch { throw VaultError.param("invalid KDF parameters: \(error)") }
         let previous = kdfParameters
         do {
-            try guarded { try db.transaction { try writePasswordWrap(master: master, passwordKey: newKey, parameters: parameters) } }
+            try guarded {
+                try db.transaction {
+                    try writePasswordWrap(master: master, passwordKey: newKey, parameters: parameters)
+                }
+            }
         } catch {
             kdfParameters = previous
             throw error
@@ -75,6 +87,7 @@ extension Vault {
     }
 
     private func freshSalt(_ p: KDFParameters) -> KDFParameters {
-        KDFParameters(opsLimit: p.opsLimit, memoryLimit: p.memoryLimit, salt: SecureRandom.bytes(count: KDFParameters.saltLength))
+        KDFParameters(
+            opsLimit: p.opsLimit, memoryLimit: p.memoryLimit, salt: SecureRandom.bytes(count: KDFParameters.saltLength))
     }
 }

@@ -44,8 +44,9 @@ extension Vault {
             index.tag(ItemCodec.lookupKey("srv", a.server)), index.tag(ItemCodec.lookupKey("grp", a.accessGroup)),
         ]
         func ad(_ blob: ItemCodec.Blob) -> [UInt8] {
-            ItemCodec.associatedData(blob, vaultID: vaultID, reference: ref, itemClass: itemClass,
-                                     accessible: accessible, synchronizable: sync, primaryKeyTag: pk)
+            ItemCodec.associatedData(
+                blob, vaultID: vaultID, reference: ref, itemClass: itemClass,
+                accessible: accessible, synchronizable: sync, primaryKeyTag: pk)
         }
         let wrapped = try KeyWrap.wrap(itemKey, with: classKey, context: ad(.key))
         let meta = try AEAD.seal(ItemCodec.encode(a), key: itemKey, associatedData: ad(.meta)).combined
@@ -80,15 +81,18 @@ extension Vault {
                 conditions.append("pk = ?")
                 binds.append(.blob(pk))
             } else {
-                for (column, name, value) in [("svc", "svc", a.service), ("acct", "acct", a.account),
-                                              ("srv", "srv", a.server), ("grp", "grp", a.accessGroup)] {
+                for (column, name, value) in [
+                    ("svc", "svc", a.service), ("acct", "acct", a.account),
+                    ("srv", "srv", a.server), ("grp", "grp", a.accessGroup),
+                ] {
                     guard let value else { continue }
                     conditions.append("\(column) = ?")
                     binds.append(.blob(try crypto { try index.tag(ItemCodec.lookupKey(name, value)) }))
                 }
             }
         }
-        let sql = "SELECT id, ref, accessible, sync, pk, wrapped_key, meta FROM items WHERE "
+        let sql =
+            "SELECT id, ref, accessible, sync, pk, wrapped_key, meta FROM items WHERE "
             + conditions.joined(separator: " AND ") + " ORDER BY id"
         // Collect the rows first: `body` may run other statements on the connection.
         let statement = try db.statement(sql)
@@ -106,8 +110,10 @@ extension Vault {
                 continue
             }
             rows.append(
-                Row(id: statement.int(0), ref: statement.blob(1), itemClass: query.itemClass, accessible: accessible,
-                    sync: statement.int(3) != 0, pk: statement.blob(4), wrappedKey: statement.blob(5), meta: statement.blob(6)))
+                Row(
+                    id: statement.int(0), ref: statement.blob(1), itemClass: query.itemClass, accessible: accessible,
+                    sync: statement.int(3) != 0, pk: statement.blob(4), wrappedKey: statement.blob(5),
+                    meta: statement.blob(6)))
             // Decrypt in batches so that a limit-one query over many candidates stops early.
             if rows.count >= 64 {
                 matched += try decryptAndMatch(rows, query: query, limit: limit - matched, body)
@@ -119,7 +125,8 @@ extension Vault {
         return lockedSeen
     }
 
-    private func decryptAndMatch(_ rows: [Row], query: Query, limit: Int, _ body: (Match) throws -> Void) throws -> Int {
+    private func decryptAndMatch(_ rows: [Row], query: Query, limit: Int, _ body: (Match) throws -> Void) throws -> Int
+    {
         var count = 0
         for row in rows where count < limit {
             let (itemKey, attributes) = try open(row)
@@ -133,7 +140,9 @@ extension Vault {
     /// The primary-key tag to look up, when the query names a whole primary key exactly.
     private func primaryKeyLookup(_ q: Query, index: BlindIndex) throws -> [UInt8]? {
         let a = q.attributes
-        guard !q.caseInsensitive, q.effectiveSynchronizable != .any, a.account != nil, a.accessGroup != nil else { return nil }
+        guard !q.caseInsensitive, q.effectiveSynchronizable != .any, a.account != nil, a.accessGroup != nil else {
+            return nil
+        }
         switch q.itemClass {
         case .genericPassword: guard a.service != nil else { return nil }
         case .internetPassword:
@@ -146,8 +155,9 @@ extension Vault {
     }
 
     private func associatedData(_ blob: ItemCodec.Blob, _ row: Row) -> [UInt8] {
-        ItemCodec.associatedData(blob, vaultID: vaultID, reference: row.ref, itemClass: row.itemClass,
-                                 accessible: row.accessible, synchronizable: row.sync, primaryKeyTag: row.pk)
+        ItemCodec.associatedData(
+            blob, vaultID: vaultID, reference: row.ref, itemClass: row.itemClass,
+            accessible: row.accessible, synchronizable: row.sync, primaryKeyTag: row.pk)
     }
 
     /// Unwraps the item key and decrypts the attributes of an unlocked row.
@@ -155,7 +165,8 @@ extension Vault {
         guard let classKey = classKeys[row.accessible] else { throw VaultError.locked }
         do {
             let itemKey = try KeyWrap.unwrap(row.wrappedKey, with: classKey, context: associatedData(.key, row))
-            let meta = try AEAD.openBytes(SealedBox(combined: row.meta), key: itemKey, associatedData: associatedData(.meta, row))
+            let meta = try AEAD.openBytes(
+                SealedBox(combined: row.meta), key: itemKey, associatedData: associatedData(.meta, row))
             guard var attributes = ItemCodec.decode(meta) else {
                 throw VaultError.damaged(path: path, reason: "an item's attribute record does not parse")
             }
@@ -174,13 +185,15 @@ extension Vault {
         guard try s.step() else { throw VaultError.itemNotFound }
         let blob = s.blob(0)
         do {
-            return try AEAD.open(SealedBox(combined: blob), key: m.itemKey, associatedData: associatedData(.secret, m.row))
+            return try AEAD.open(
+                SealedBox(combined: blob), key: m.itemKey, associatedData: associatedData(.secret, m.row))
         } catch is CryptoError {
             throw damagedItem()
         }
     }
 
     private func damagedItem() -> VaultError {
-        .damaged(path: path, reason: "an item failed to authenticate (altered, moved to another row or class, or replayed)")
+        .damaged(
+            path: path, reason: "an item failed to authenticate (altered, moved to another row or class, or replayed)")
     }
 }

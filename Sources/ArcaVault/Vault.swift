@@ -49,8 +49,9 @@ public final class Vault {
             throw VaultError.param("Argon2id memory must be at least \(KDFParameters.memoryFloor >> 20) MiB")
         }
         let params = try kdfParameters ?? crypto { try Argon2id.calibrate(targetSeconds: targetSeconds) }
-        return try create(at: path, password: password, uncheckedParameters: params, hostSecret: hostSecret,
-                          recoveryKey: recoveryKey)
+        return try create(
+            at: path, password: password, uncheckedParameters: params, hostSecret: hostSecret,
+            recoveryKey: recoveryKey)
     }
 
     /// `create` without the 64 MiB floor, for tests that need a cheap KDF.
@@ -92,7 +93,8 @@ public final class Vault {
         guard let (header, size) = FileProbe.header(path: path) else { throw VaultError.noSuchVault(path: path) }
         try checkFileHeader(header, size: size, path: path)
         let db = try storage(path) { try Database(path: path, create: false) }
-        let probe = Vault(path: path, db: db, vaultID: [], kdfParameters: KDFParameters(opsLimit: 0, memoryLimit: 0, salt: []))
+        let probe = Vault(
+            path: path, db: db, vaultID: [], kdfParameters: KDFParameters(opsLimit: 0, memoryLimit: 0, salt: []))
         return try probe.guarded {
             try probe.configureConnection()
             try Schema.migrate(db, path: path)
@@ -113,8 +115,11 @@ public final class Vault {
     private static func checkFileHeader(_ header: [UInt8], size: Int, path: String) throws {
         let magic = Array("SQLite format 3\u{0}".utf8)
         guard header.count == 100, Array(header.prefix(16)) == magic else {
-            throw VaultError.damaged(path: path, reason: size < 100 ? "the file is truncated or empty"
-                                     : "not an Arca vault (not an SQLite database)")
+            throw VaultError.damaged(
+                path: path,
+                reason: size < 100
+                    ? "the file is truncated or empty"
+                    : "not an Arca vault (not an SQLite database)")
         }
         func be32(_ i: Int) -> Int { header[i..<(i + 4)].reduce(0) { $0 << 8 | Int($1) } }
         let rawPageSize = Int(header[16]) << 8 | Int(header[17])
@@ -187,7 +192,9 @@ public final class Vault {
     public func lockAll() { lock(Accessibility.all) }
 
     @discardableResult
-    func loadKeys(master: SecretBytes, hostSecret: SecretBytes?, classes: Set<Accessibility>) throws -> Set<Accessibility> {
+    func loadKeys(master: SecretBytes, hostSecret: SecretBytes?, classes: Set<Accessibility>) throws -> Set<
+        Accessibility
+    > {
         if let hostSecret, hostSecret.count < 16 {
             throw VaultError.param("the host secret must be at least 16 bytes")
         }
@@ -195,7 +202,8 @@ public final class Vault {
         var keys: [Accessibility: SecretBytes] = [:]
         try crypto {
             for c in classes where !c.isThisDeviceOnly || hostOK {
-                keys[c] = try SubkeyDerivation.derive(from: master, label: c.keyLabel, extra: c.isThisDeviceOnly ? hostSecret : nil)
+                keys[c] = try SubkeyDerivation.derive(
+                    from: master, label: c.keyLabel, extra: c.isThisDeviceOnly ? hostSecret : nil)
             }
             if !keys.isEmpty, blindIndex == nil {
                 blindIndex = BlindIndex(key: try SubkeyDerivation.derive(from: master, label: "arca.index.v1"))
@@ -223,12 +231,16 @@ public final class Vault {
         guard let wrapped = try guarded({ try header("master.password") }) else {
             throw VaultError.damaged(path: path, reason: "the wrapped master key is missing")
         }
-        return try unwrapOrAuthFailed { try KeyWrap.unwrap(wrapped, with: passwordKey, context: wrapContext("password")) }
+        return try unwrapOrAuthFailed {
+            try KeyWrap.unwrap(wrapped, with: passwordKey, context: wrapContext("password"))
+        }
     }
 
     func unwrapMaster(recoveryKey: RecoveryKey) throws -> SecretBytes {
         guard let wrapped = try guarded({ try header("master.recovery") }) else { throw VaultError.authFailed }
-        return try unwrapOrAuthFailed { try KeyWrap.unwrap(wrapped, with: recoveryKey.key, context: wrapContext("recovery")) }
+        return try unwrapOrAuthFailed {
+            try KeyWrap.unwrap(wrapped, with: recoveryKey.key, context: wrapContext("recovery"))
+        }
     }
 
     private func unwrapOrAuthFailed(_ body: () throws -> SecretBytes) throws -> SecretBytes {

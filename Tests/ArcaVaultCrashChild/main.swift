@@ -10,7 +10,7 @@ import ArcaCrypto
 import ArcaVault
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func fail(_ message: String) -> Never {

@@ -52,7 +52,11 @@ func runChild(_ arguments: [String], killAfter: Double?) throws -> [String] {
             acknowledged += ids.compactMap(Int.init)
             let vault = try Vault.open(at: path)
             try vault.unlock(password: secret(password))
-            let stored = try vault.copyMatching(query({ $0.service = "crash" }) { $0.matchLimit = .all; $0.returnAttributes = true })
+            let stored = try vault.copyMatching(
+                query({ $0.service = "crash" }) {
+                    $0.matchLimit = .all
+                    $0.returnAttributes = true
+                })
             let present = Set(stored.compactMap { $0.attributes?.account })
             let missing = acknowledged.filter { !present.contains("item-\($0)") }
             #expect(missing.isEmpty, "run \(run): acknowledged but missing \(missing.prefix(5))")
@@ -74,12 +78,16 @@ func runChild(_ arguments: [String], killAfter: Double?) throws -> [String] {
         let path = created.path
         var generator = SystemRandomNumberGenerator()
         for run in 0..<20 {
-            _ = try runChild(["passwd", path, password, "other password"], killAfter: Double.random(in: 0.02...0.2, using: &generator))
+            _ = try runChild(
+                ["passwd", path, password, "other password"],
+                killAfter: Double.random(in: 0.02...0.2, using: &generator))
             let vault = try Vault.open(at: path)
-            let opened = (try? vault.unlock(password: secret(password))) != nil
+            let opened =
+                (try? vault.unlock(password: secret(password))) != nil
                 || (try? vault.unlock(password: secret("other password"))) != nil
             #expect(opened, "run \(run): neither password opens the vault")
-            #expect(text(try vault.copyMatching(query({ $0.service = "kept" }) { $0.returnData = true })[0].data) == "v")
+            #expect(
+                text(try vault.copyMatching(query({ $0.service = "kept" }) { $0.returnData = true })[0].data) == "v")
         }
     }
 

@@ -17,7 +17,10 @@ import Testing
         try reopened.unlock(password: secret("new pw"))
         #expect(text(try reopened.copyMatching(query({ $0.service = "s" }) { $0.returnData = true })[0].data) == "v")
         // Wrong old password: nothing changes.
-        #expect(vaultError { try reopened.changePassword(old: secret("nope"), new: secret("x"), uncheckedParameters: cheapKDF) } == .authFailed)
+        #expect(
+            vaultError {
+                try reopened.changePassword(old: secret("nope"), new: secret("x"), uncheckedParameters: cheapKDF)
+            } == .authFailed)
         try Vault.open(at: vault.path).unlock(password: secret("new pw"))
         // The public entry point keeps the cost and changes the salt.
         let before = reopened.kdfParameters

@@ -23,7 +23,9 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     @Test func nothingReadableOnDisk() throws {
         let dir = try TempDir()
         let marker = "Zq9marker"
-        let values = ["svc", "acct", "label", "desc", "comment", "server", "path", "domain", "group", "secret"].map { "\(marker)-\($0)" }
+        let values = ["svc", "acct", "label", "desc", "comment", "server", "path", "domain", "group", "secret"].map {
+            "\(marker)-\($0)"
+        }
         let generic = Array("\(marker)-generic".utf8)
         let path = dir.file("vault.db")
         func check(_ when: String) {
@@ -31,32 +33,39 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
                 let bytes = fileBytes(file)
                 for v in values + [String(decoding: generic, as: UTF8.self)] {
                     #expect(!contains(bytes, Array(v.utf8)), "\(when): \(v) readable in \(file)")
-                    #expect(!contains(bytes, Array(v.lowercased().utf8)), "\(when): \(v) (lowercased) readable in \(file)")
+                    #expect(
+                        !contains(bytes, Array(v.lowercased().utf8)), "\(when): \(v) (lowercased) readable in \(file)")
                 }
             }
         }
         do {
             let (vault, _) = try makeVault(dir)
             for i in 0..<20 {
-                try vault.add(.genericPassword, attributes: ItemAttributes {
-                    $0.service = values[0]
-                    $0.account = "\(values[1])\(i)"
-                    $0.label = values[2]
-                    $0.description = values[3]
-                    $0.comment = values[4]
-                    $0.generic = generic
-                    $0.accessGroup = values[8]
-                }, secret: secret(values[9]))
-                try vault.add(.internetPassword, attributes: ItemAttributes {
-                    $0.server = values[5]
-                    $0.account = "\(values[1])\(i)"
-                    $0.path = values[6]
-                    $0.securityDomain = values[7]
-                }, secret: secret(values[9]))
+                try vault.add(
+                    .genericPassword,
+                    attributes: ItemAttributes {
+                        $0.service = values[0]
+                        $0.account = "\(values[1])\(i)"
+                        $0.label = values[2]
+                        $0.description = values[3]
+                        $0.comment = values[4]
+                        $0.generic = generic
+                        $0.accessGroup = values[8]
+                    }, secret: secret(values[9]))
+                try vault.add(
+                    .internetPassword,
+                    attributes: ItemAttributes {
+                        $0.server = values[5]
+                        $0.account = "\(values[1])\(i)"
+                        $0.path = values[6]
+                        $0.securityDomain = values[7]
+                    }, secret: secret(values[9]))
             }
             #expect(fileBytes(path + "-wal").count > 0)
             check("with the WAL")
-            try vault.update(query { $0.service = values[0] }, changes: ItemAttributes { $0.comment = values[4] + "2" }, secret: secret(values[9] + "2"))
+            try vault.update(
+                query { $0.service = values[0] }, changes: ItemAttributes { $0.comment = values[4] + "2" },
+                secret: secret(values[9] + "2"))
             check("after update")
         }
         check("after close")
@@ -85,11 +94,18 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         try vault.add(.genericPassword, attributes: genp("s", "b"), secret: secret("B"))
         // Give item a the secret blob of item b.
         try vault.db.execute("UPDATE items SET secret = (SELECT secret FROM items WHERE id = 2) WHERE id = 1")
-        let e = vaultError { _ = try vault.copyMatching(query({ $0.service = "s"; $0.account = "a" }) { $0.returnData = true }) }
+        let e = vaultError {
+            _ = try vault.copyMatching(
+                query({
+                    $0.service = "s"
+                    $0.account = "a"
+                }) { $0.returnData = true })
+        }
         #expect(e?.status == .decode)
         #expect(e?.description.contains(vault.path) == true)
         // Swapping the whole encrypted part (key, metadata, secret) is detected too.
-        try vault.db.execute("""
+        try vault.db.execute(
+            """
             UPDATE items SET wrapped_key = (SELECT wrapped_key FROM items WHERE id = 2),
                 meta = (SELECT meta FROM items WHERE id = 2), secret = (SELECT secret FROM items WHERE id = 2) WHERE id = 1
             """)
@@ -99,7 +115,8 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     @Test func rowMovedToAnotherClassIsDetected() throws {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)
-        try vault.add(.genericPassword, attributes: genp("s", "a") { $0.accessible = .whenUnlocked }, secret: secret("A"))
+        try vault.add(
+            .genericPassword, attributes: genp("s", "a") { $0.accessible = .whenUnlocked }, secret: secret("A"))
         try vault.db.execute("UPDATE items SET accessible = \(Accessibility.afterFirstUnlock.rawValue)")
         let e = vaultError { _ = try vault.copyMatching(query { $0.service = "s" }) }
         #expect(e?.status == .decode)
@@ -112,7 +129,8 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         let (a, _) = try makeVault(dir, name: "a.db")
         let (b, _) = try makeVault(dir, name: "b.db")  // same password, same KDF salt
         try b.add(.genericPassword, attributes: genp("s", "x"), secret: secret("from b"))
-        try a.db.execute("ATTACH DATABASE '\(b.path)' AS other; INSERT INTO items SELECT * FROM other.items; DETACH other")
+        try a.db.execute(
+            "ATTACH DATABASE '\(b.path)' AS other; INSERT INTO items SELECT * FROM other.items; DETACH other")
         #expect(try a.itemCount() == 1)
         let e = vaultError { _ = try a.copyMatching(Query(.genericPassword, matchLimit: .all, returnData: true)) }
         #expect(e?.status == .decode)
@@ -124,7 +142,11 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         do {
             let (vault, _) = try makeVault(dir)
             path = vault.path
-            for i in 0..<200 { try vault.add(.genericPassword, attributes: genp("s", "a\(i)"), secret: secret(String(repeating: "x", count: 500))) }
+            for i in 0..<200 {
+                try vault.add(
+                    .genericPassword, attributes: genp("s", "a\(i)"), secret: secret(String(repeating: "x", count: 500))
+                )
+            }
         }
         let good = fileBytes(path)
         #expect(good.count > 64 * 1024)
@@ -142,7 +164,8 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         try expectDamaged(Array(good.prefix(good.count / 2)), "truncated")
         try expectDamaged(Array(good.prefix(50)), "truncated-header")
         try expectDamaged([], "empty")
-        try expectDamaged(Array("this is a text file, not a vault\n".utf8) + Array(repeating: 65, count: 200), "foreign")
+        try expectDamaged(
+            Array("this is a text file, not a vault\n".utf8) + Array(repeating: 65, count: 200), "foreign")
         var corrupted = good
         for i in stride(from: 8192, to: corrupted.count, by: 7) { corrupted[i] ^= 0x5a }
         try expectDamaged(corrupted, "corrupted")
@@ -158,8 +181,11 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         // Another SQLite database is not a vault.
         let other = dir.file("other.db")
         do { try Database(path: other, create: true).execute("CREATE TABLE t(x)") }
-        #expect(vaultError { _ = try Vault.open(at: other) } == .damaged(path: other, reason: "not an Arca vault (no schema_version table)"))
-        #expect(vaultError { _ = try Vault.open(at: dir.file("missing.db")) } == .noSuchVault(path: dir.file("missing.db")))
+        #expect(
+            vaultError { _ = try Vault.open(at: other) }
+                == .damaged(path: other, reason: "not an Arca vault (no schema_version table)"))
+        #expect(
+            vaultError { _ = try Vault.open(at: dir.file("missing.db")) } == .noSuchVault(path: dir.file("missing.db")))
     }
 
     @Test func newerSchemaIsRefusedAndCurrentNeedsNoMigration() throws {
@@ -172,5 +198,25 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
             try vault.db.execute("UPDATE schema_version SET version = 99")
         }
         #expect(vaultError { _ = try Vault.open(at: path) } == .unsupportedVersion(path: path, version: 99))
+    }
+
+    @Test func batchIsAllOrNothing() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        try vault.batch {
+            for i in 0..<10 { try vault.add(.genericPassword, attributes: genp("b", "\(i)"), secret: secret("x")) }
+        }
+        #expect(try vault.itemCount() == 10)
+        let e = vaultError {
+            try vault.batch {
+                try vault.add(.genericPassword, attributes: genp("b", "new"), secret: secret("x"))
+                try vault.add(.genericPassword, attributes: genp("b", "0"), secret: secret("x"))  // duplicate
+            }
+        }
+        #expect(e == .duplicateItem)
+        #expect(try vault.itemCount() == 10)
+        // An update inside a batch (a nested transaction) commits with it.
+        try vault.batch { try vault.update(query { $0.service = "b" }, changes: ItemAttributes { $0.label = "l" }) }
+        #expect(try vault.copyMatching(query({ $0.label = "l" }) { $0.matchLimit = .all }).count == 10)
     }
 }

@@ -9,7 +9,7 @@ import ArcaCrypto
 import ArcaVault
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func die(_ message: String) -> Never {
@@ -78,7 +78,9 @@ func run(items n: Int) -> Figures {
         var i = 0
         while i < n {
             try vault.batch {
-                for j in i..<min(n, i + 2000) { try vault.add(.genericPassword, attributes: attributes(j), secret: secret64) }
+                for j in i..<min(n, i + 2000) {
+                    try vault.add(.genericPassword, attributes: attributes(j), secret: secret64)
+                }
             }
             i += 2000
         }
@@ -86,10 +88,18 @@ func run(items n: Int) -> Figures {
     // Add: 200 single adds on top of n items (removed afterwards so later figures see n).
     var adds: [Double] = []
     for k in 0..<200 {
-        adds.append(must { try time { try vault.add(.genericPassword, attributes: attributes(n + k), secret: secret64) } })
+        adds.append(
+            must { try time { try vault.add(.genericPassword, attributes: attributes(n + k), secret: secret64) } })
     }
     f.add = fmt(median(adds))
-    must { for k in 0..<200 { var q = Query(.genericPassword); q.attributes.account = "account-\(n + k)"; q.attributes.service = "service-\((n + k) / 10)"; try vault.delete(q) } }
+    must {
+        for k in 0..<200 {
+            var q = Query(.genericPassword)
+            q.attributes.account = "account-\(n + k)"
+            q.attributes.service = "service-\((n + k) / 10)"
+            try vault.delete(q)
+        }
+    }
     // Get by primary key, returning the secret.
     var gets: [Double] = []
     var generator = SystemRandomNumberGenerator()
@@ -117,14 +127,22 @@ func run(items n: Int) -> Figures {
     let derived = must { try Argon2id.deriveKey(password: password, parameters: vault.kdfParameters) }
     var unlocks: [Double] = []
     for _ in 0..<20 {
-        unlocks.append(must { try time { let v = try Vault.open(at: path); try v.unlock(derivedKey: derived) } })
+        unlocks.append(
+            must {
+                try time {
+                    let v = try Vault.open(at: path)
+                    try v.unlock(derivedKey: derived)
+                }
+            })
     }
     f.unlock = fmt(median(unlocks))
     f.rss = "\(Int(peakRSSMiB())) MiB"
     return f
 }
 
-let sizes = CommandLine.arguments.count > 1 ? CommandLine.arguments.dropFirst().compactMap { Int($0) } : [1_000, 10_000, 100_000]
+let sizes =
+    CommandLine.arguments.count > 1
+    ? CommandLine.arguments.dropFirst().compactMap { Int($0) } : [1_000, 10_000, 100_000]
 var results: [Figures] = []
 for n in sizes {
     fputs("bench-vault: \(n) items…\n", stderr)

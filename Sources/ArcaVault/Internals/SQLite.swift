@@ -1,7 +1,7 @@
 import CSQLite
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An SQLite failure: the primary result code and SQLite's message. Never carries
@@ -137,7 +137,8 @@ final class Statement {
             rc = bytes.withUnsafeBytes { buffer in
                 // A zero-length blob still binds as a blob, not NULL.
                 sqlite3_bind_blob(
-                    handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
+                    handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient
+                )
             }
         }
         guard rc == SQLITE_OK else { throw database.error(rc) }
