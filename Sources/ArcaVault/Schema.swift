@@ -33,13 +33,16 @@ enum Schema {
             """)
     }
 
-    /// Brings the file to `Vault.schemaVersion`, or refuses a newer one.
-    static func migrate(_ db: Database, path: String) throws {
+    /// Brings the file to `target` (`Vault.schemaVersion`), or refuses a newer one.
+    static func migrate(
+        _ db: Database, path: String, target: Int = Vault.schemaVersion,
+        migrations: [Int: (Database) throws -> Void] = Schema.migrations
+    ) throws {
         var version = try currentVersion(db, path: path)
-        guard version <= Vault.schemaVersion else {
+        guard version <= target else {
             throw VaultError.unsupportedVersion(path: path, version: version)
         }
-        while version < Vault.schemaVersion {
+        while version < target {
             guard let step = migrations[version] else {
                 throw VaultError.damaged(path: path, reason: "no migration from schema version \(version)")
             }

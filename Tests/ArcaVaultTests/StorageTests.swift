@@ -219,4 +219,18 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         try vault.batch { try vault.update(query { $0.service = "b" }, changes: ItemAttributes { $0.label = "l" }) }
         #expect(try vault.copyMatching(query({ $0.label = "l" }) { $0.matchLimit = .all }).count == 10)
     }
+
+    @Test func migrationsRunInOrderAndAFailedOneLeavesTheOldVersion() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let steps: [Int: (Database) throws -> Void] = [
+            1: { try $0.execute("ALTER TABLE items ADD COLUMN extra INTEGER") },
+            2: { _ in throw VaultError.param("step 2 fails") },
+        ]
+        #expect(vaultError { try Schema.migrate(vault.db, path: vault.path, target: 3, migrations: steps) } == .param("step 2 fails"))
+        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 2)  // step 1 kept, step 2 rolled back
+        #expect(vaultError { try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: [2: { _ in }]) }?.status == .decode)
+        try Schema.migrate(vault.db, path: vault.path, target: 3, migrations: [2: { _ in }])
+        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 3)
+    }
 }
