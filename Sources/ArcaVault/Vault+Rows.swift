@@ -1,6 +1,6 @@
 import ArcaCrypto
 
-/// One row of `items`, as read (the secret blob is read separately, only when asked for).
+/// One row of `items`, as read. The sealed secret is read only when the query returns data.
 struct Row {
     let id: Int64
     let ref: [UInt8]
@@ -10,6 +10,8 @@ struct Row {
     let pk: [UInt8]
     let wrappedKey: [UInt8]
     let meta: [UInt8]
+    /// The sealed secret, if it was selected.
+    let sealedSecret: [UInt8]?
 }
 
 /// A row that was decrypted and matched a query.
@@ -92,7 +94,7 @@ extension Vault {
             }
         }
         let sql =
-            "SELECT id, ref, accessible, sync, pk, wrapped_key, meta FROM items WHERE "
+            "SELECT id, ref, accessible, sync, pk, wrapped_key, meta\(query.returnData ? ", secret" : "") FROM items WHERE "
             + conditions.joined(separator: " AND ") + " ORDER BY id"
         // Collect the rows first: `body` may run other statements on the connection.
         let statement = try db.statement(sql)
@@ -113,7 +115,7 @@ extension Vault {
                 Row(
                     id: statement.int(0), ref: statement.blob(1), itemClass: query.itemClass, accessible: accessible,
                     sync: statement.int(3) != 0, pk: statement.blob(4), wrappedKey: statement.blob(5),
-                    meta: statement.blob(6)))
+                    meta: statement.blob(6), sealedSecret: query.returnData ? statement.blob(7) : nil))
             // Decrypt in batches so that a limit-one query over many candidates stops early.
             if rows.count >= 64 {
                 matched += try decryptAndMatch(rows, query: query, limit: limit - matched, body)
@@ -180,10 +182,15 @@ extension Vault {
 
     /// Reads and decrypts the secret of a matched row.
     func readSecret(_ m: Match) throws -> SecretBytes {
-        let s = try db.statement("SELECT secret FROM items WHERE id = ?").bind(.integer(m.row.id))
-        defer { s.finish() }
-        guard try s.step() else { throw VaultError.itemNotFound }
-        let blob = s.blob(0)
+        let blob: [UInt8]
+        if let selected = m.row.sealedSecret {
+            blob = selected
+        } else {
+            let s = try db.statement("SELECT secret FROM items WHERE id = ?").bind(.integer(m.row.id))
+            defer { s.finish() }
+            guard try s.step() else { throw VaultError.itemNotFound }
+            blob = s.blob(0)
+        }
         do {
             return try AEAD.open(
                 SealedBox(combined: blob), key: m.itemKey, associatedData: associatedData(.secret, m.row))

@@ -227,9 +227,13 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
             1: { try $0.execute("ALTER TABLE items ADD COLUMN extra INTEGER") },
             2: { _ in throw VaultError.param("step 2 fails") },
         ]
-        #expect(vaultError { try Schema.migrate(vault.db, path: vault.path, target: 3, migrations: steps) } == .param("step 2 fails"))
+        #expect(
+            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 3, migrations: steps) }
+                == .param("step 2 fails"))
         #expect(try Schema.currentVersion(vault.db, path: vault.path) == 2)  // step 1 kept, step 2 rolled back
-        #expect(vaultError { try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: [2: { _ in }]) }?.status == .decode)
+        #expect(
+            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: [2: { _ in }]) }?.status
+                == .decode)
         try Schema.migrate(vault.db, path: vault.path, target: 3, migrations: [2: { _ in }])
         #expect(try Schema.currentVersion(vault.db, path: vault.path) == 3)
     }
