@@ -59,13 +59,20 @@ public final class Vault {
         at path: String, password: SecretBytes, uncheckedParameters params: KDFParameters,
         hostSecret: SecretBytes? = nil, recoveryKey wantRecovery: Bool = false
     ) throws -> (vault: Vault, recoveryKey: RecoveryKey?) {
-        guard !FileProbe.exists(path: path) else { throw VaultError.alreadyExists(path: path) }
         let passwordKey = try crypto { try Argon2id.deriveKey(password: password, parameters: params) }
         let master = try crypto { try SecretBytes.random(count: 32) }
         let vaultID = SecureRandom.bytes(count: 16)
         let recovery = wantRecovery ? try crypto { try RecoveryKey.generate() } : nil
+        // Created empty with O_EXCL and mode 0600 before SQLite opens it: no window in
+        // which the file is readable by others, and no race with a second creator.
+        guard FileProbe.createExclusive(path: path) else {
+            if FileProbe.exists(path: path) { throw VaultError.alreadyExists(path: path) }
+            throw VaultError.storage(path: path, reason: "cannot create the file")
+        }
+        // A vault that failed half-way is removed, so a retry does not meet a damaged file.
+        var created = false
+        defer { if !created { FileProbe.remove(vaultFiles: path) } }
         let db = try storage(path) { try Database(path: path, create: true) }
-        FileProbe.restrictToOwner(path: path)
         let vault = Vault(path: path, db: db, vaultID: vaultID, kdfParameters: params)
         try vault.guarded {
             try vault.configureConnection()
@@ -82,6 +89,7 @@ public final class Vault {
                 }
             }
         }
+        created = true
         try vault.loadKeys(master: master, hostSecret: hostSecret, classes: Accessibility.all)
         return (vault, recovery)
     }

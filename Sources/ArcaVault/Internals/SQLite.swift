@@ -213,8 +213,19 @@ enum FileProbe {
     /// True when `path` names an existing file.
     static func exists(path: String) -> Bool { access(path, F_OK) == 0 }
 
-    /// Restricts the file to its owner (0600). The corresponding C function is `chmod`.
-    static func restrictToOwner(path: String) { _ = chmod(path, 0o600) }
+    /// Creates an empty file of mode 0600, failing if it exists. The corresponding C
+    /// function is `open` with `O_CREAT | O_EXCL`.
+    static func createExclusive(path: String) -> Bool {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+
+    /// Removes a database and its WAL and shared-memory files. The corresponding C function is `unlink`.
+    static func remove(vaultFiles path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { _ = unlink(path + suffix) }
+    }
 
     /// The calendar time in seconds since 1970. The corresponding C function is `clock_gettime`.
     static func now() -> Double {
