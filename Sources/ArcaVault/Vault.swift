@@ -98,7 +98,10 @@ public final class Vault {
     /// `noSuchVault`; a foreign, truncated or corrupted file → `damaged` naming it;
     /// a newer schema → `unsupportedVersion`.
     public static func open(at path: String) throws -> Vault {
-        guard let (header, size) = FileProbe.header(path: path) else { throw VaultError.noSuchVault(path: path) }
+        guard let (header, size) = FileProbe.header(path: path) else {
+            if FileProbe.exists(path: path) { throw VaultError.storage(path: path, reason: "cannot read the file") }
+            throw VaultError.noSuchVault(path: path)
+        }
         try checkFileHeader(header, size: size, path: path)
         let db = try storage(path) { try Database(path: path, create: false) }
         let probe = Vault(
@@ -167,6 +170,9 @@ public final class Vault {
     public func unlock(
         password: SecretBytes, hostSecret: SecretBytes? = nil, classes: Set<Accessibility> = Accessibility.all
     ) throws -> Set<Accessibility> {
+        // Another process (arcad's predecessor, a PAM password change) may have re-wrapped
+        // the master key since this vault was opened: derive with the stored parameters.
+        if let current = try guarded({ try storedParameters() }) { kdfParameters = current }
         let key = try crypto { try Argon2id.deriveKey(password: password, parameters: kdfParameters) }
         return try unlock(derivedKey: key, hostSecret: hostSecret, classes: classes)
     }

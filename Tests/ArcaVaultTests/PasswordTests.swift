@@ -80,6 +80,17 @@ import Testing
         try Vault.open(at: vault.path).unlock(recoveryKey: enrolled)
     }
 
+    @Test func anOpenVaultSeesAPasswordChangedByAnotherConnection() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let other = try Vault.open(at: vault.path)
+        try vault.changePassword(
+            old: secret(password), new: secret("changed"),
+            uncheckedParameters: KDFParameters(opsLimit: 1, memoryLimit: 8 << 20, salt: Array(repeating: 3, count: 16)))
+        try other.unlock(password: secret("changed"))
+        #expect(other.unlockedClasses == [.whenUnlocked, .afterFirstUnlock])
+    }
+
     /// The encrypted columns of every row.
     func rows(_ vault: Vault) throws -> [[UInt8]] {
         let s = try vault.db.statement("SELECT wrapped_key || meta || secret FROM items ORDER BY id")
