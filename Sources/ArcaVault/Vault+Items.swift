@@ -78,7 +78,10 @@ extension Vault {
         return try guarded {
             try db.transaction {
                 var matches: [Match] = []
-                let locked = try forEachMatch(query, limit: Int.max) { matches.append($0) }
+                let locked = try forEachMatch(query, limit: Int.max) { m in
+                    let key = try crypto { try m.itemKey.copy() }  // the match's key is only borrowed
+                    matches.append(Match(row: m.row, itemKey: key, attributes: m.attributes))
+                }
                 guard !matches.isEmpty else { throw locked ? VaultError.locked : VaultError.itemNotFound }
                 let now = FileProbe.now()
                 for m in matches {

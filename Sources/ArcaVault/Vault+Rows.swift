@@ -17,6 +17,8 @@ struct Row {
 /// A row that was decrypted and matched a query.
 struct Match {
     let row: Row
+    /// Borrowed: the vault's scratch key, valid only during the `forEachMatch` callback.
+    /// Keep it longer with `copy()`.
     let itemKey: SecretBytes
     let attributes: ItemAttributes
 }
@@ -98,7 +100,10 @@ extension Vault {
             + conditions.joined(separator: " AND ") + " ORDER BY id"
         // Collect the rows first: `body` may run other statements on the connection.
         let statement = try db.statement(sql)
-        defer { statement.finish() }
+        defer {
+            statement.finish()
+            itemKeyScratch?.wipe()
+        }
         for (i, value) in binds.enumerated() { try statement.bindAt(i + 1, value) }
         var rows: [Row] = []
         var lockedSeen = false
@@ -165,8 +170,12 @@ extension Vault {
     /// Unwraps the item key and decrypts the attributes of an unlocked row.
     private func open(_ row: Row) throws -> (SecretBytes, ItemAttributes) {
         guard let classKey = classKeys[row.accessible] else { throw VaultError.locked }
+        // One guarded allocation per vault, not per row: sodium_malloc and sodium_free
+        // (mmap, mprotect, mlock and back) were most of the cost of a scan.
+        let itemKey = try itemKeyScratch ?? crypto { try SecretBytes(count: 32) }
+        itemKeyScratch = itemKey
         do {
-            let itemKey = try KeyWrap.unwrap(row.wrappedKey, with: classKey, context: associatedData(.key, row))
+            try KeyWrap.unwrap(row.wrappedKey, with: classKey, context: associatedData(.key, row), into: itemKey)
             let meta = try AEAD.openBytes(
                 SealedBox(combined: row.meta), key: itemKey, associatedData: associatedData(.meta, row))
             guard var attributes = ItemCodec.decode(meta) else {

@@ -19,6 +19,8 @@ public final class Vault {
     let db: Database
     var classKeys: [Accessibility: SecretBytes] = [:]
     var blindIndex: BlindIndex?
+    /// Reused for unwrapping item keys during queries; wiped after each.
+    var itemKeyScratch: SecretBytes?
 
     /// Secrets larger than this are refused with `errSecParam`: 1 MiB.
     public static let maximumSecretLength = 1 << 20
@@ -199,6 +201,7 @@ public final class Vault {
     /// Drops the keys of `classes`; their items read as locked until the next unlock.
     public func lock(_ classes: Set<Accessibility>) {
         for c in classes { classKeys[c] = nil }
+        itemKeyScratch?.wipe()
         if classKeys.isEmpty { blindIndex = nil }
     }
 

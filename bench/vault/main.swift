@@ -121,7 +121,6 @@ func run(items n: Int) -> Figures {
     f.add = fmt(median(adds))
     f.addFastest = fmt(adds.min() ?? 0)
     f.fsync = fmt(fsyncLatency())
-    if getenv("BENCH_VAULT_DEBUG") != nil { fputs("adds sorted: \(adds.sorted().map { Int($0 * 1e6) })\n", stderr) }
     must {
         for k in 0..<200 {
             var q = Query(.genericPassword)
