@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
         .target(name: "ArcaProtocol"),
         .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "ArcaCrypto"]),
-        .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "CSQLite"]),
+        .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
             dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault"]),
@@ -64,6 +64,10 @@ let package = Package(
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
 
         // Tests mirror Sources/.
+        .testTarget(name: "ArcaVaultTests", dependencies: ["ArcaVault", "arca-vault-crashtest"]),
+        .executableTarget(
+            name: "arca-vault-crashtest", dependencies: ["ArcaVault"], path: "Tests/ArcaVaultCrashChild"),
+        .executableTarget(name: "bench-vault", dependencies: ["ArcaVault"], path: "bench/vault"),
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),

@@ -91,6 +91,26 @@ public enum AEAD {
         }
     }
 
+    /// Verifies and opens `box` into `output`, an existing secret of exactly the
+    /// plaintext's length, so that a hot loop (a vault scanning items) reuses one
+    /// guarded allocation instead of making one per message. On failure `output` is wiped.
+    public static func open(
+        _ box: SealedBox, key: SecretBytes, associatedData: [UInt8] = [], into output: SecretBytes
+    ) throws {
+        try Sodium.ensureReady()
+        try checkKey(key)
+        let length = box.ciphertext.count - tagLength
+        guard output.count == length else {
+            throw CryptoError.invalidLength(what: "AEAD output", expected: length, actual: output.count)
+        }
+        do {
+            try output.withUnsafeMutableBytes { try openInto($0, box: box, key: key, associatedData: associatedData) }
+        } catch {
+            output.wipe()
+            throw error
+        }
+    }
+
     /// Verifies and opens `box` into an ordinary array, for data that is confidential
     /// on disk but not a secret in memory (attributes). Secrets use `open`.
     public static func openBytes(_ box: SealedBox, key: SecretBytes, associatedData: [UInt8] = []) throws -> [UInt8] {

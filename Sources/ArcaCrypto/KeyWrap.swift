@@ -15,4 +15,11 @@ public enum KeyWrap {
     public static func unwrap(_ wrapped: [UInt8], with wrappingKey: SecretBytes, context: [UInt8]) throws -> SecretBytes {
         try AEAD.open(SealedBox(combined: wrapped), key: wrappingKey, associatedData: context)
     }
+
+    /// Unwraps a key into `output` (32 bytes), reusing its guarded storage.
+    public static func unwrap(
+        _ wrapped: [UInt8], with wrappingKey: SecretBytes, context: [UInt8], into output: SecretBytes
+    ) throws {
+        try AEAD.open(SealedBox(combined: wrapped), key: wrappingKey, associatedData: context, into: output)
+    }
 }
