@@ -62,11 +62,17 @@ let package = Package(
 
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
+        .executableTarget(
+            name: "bench-keyring", dependencies: ["ArcaKeyring", "ArcaCrypto", "CKeyutils"], path: "bench/keyring"),
 
         // Tests mirror Sources/.
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
+        // The keyring tests run the probe as throwaway users (setpriv) to read as them.
+        .executableTarget(
+            name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),
+        .testTarget(name: "ArcaKeyringTests", dependencies: ["ArcaKeyring", "ArcaCrypto", "arca-keyring-probe"]),
     ],
     swiftLanguageModes: [.v5]
 )
