@@ -112,7 +112,8 @@ func hex(_ text: String) -> String {
 
 /// The serials present in /proc/keys (as root sees them).
 func procKeysSerials() throws -> Set<Int32> {
-    let text = try String(contentsOfFile: "/proc/keys", encoding: .utf8)
+    // procfs files have size 0: read them to EOF, not by their stat size.
+    let text = try #require(ProcFile.read("/proc/keys"))
     var serials = Set<Int32>()
     for line in text.split(separator: "\n") {
         if let word = line.split(separator: " ").first, let value = UInt32(word, radix: 16) {
