@@ -67,6 +67,26 @@ extension KeyringRootTests {
             #expect(listed.stdout == "")
             usleep(100_000)
             #expect(try procKeysSerials().isDisjoint(with: serials))
+            // A recycled uid starts clean and can be loaded again.
+            #expect(try layout.remove(user: owner.uid, class: .whenUnlocked) == 0)
+            let again = try layout.install(
+                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a3")])
+            #expect(again.loaded == 1)
+            #expect(try owner.probe("read", "none", "arca:genp:mail:a3") == "ok " + hex("secret-a3"))
+        }
+    }
+
+    @Test("root: purge of a uid that never had keys, then install, works")
+    func purgeFreshUid() throws {
+        try requireRootAndKeyring()
+        for _ in 0..<20 {
+            let uid = UInt32(3_800_000 + Int.random(in: 0..<99_999))
+            defer { try? layout.purge(user: uid) }
+            try layout.purge(user: uid)
+            #expect(try layout.ring(user: uid, class: .whenUnlocked) == nil)
+            let report = try layout.install(
+                user: uid, class: .whenUnlocked, items: [try testItem(service: "m", account: "a")])
+            #expect(report.loaded == 1)
         }
     }
 
