@@ -1,4 +1,5 @@
 import ArcaCrypto
+import Synchronization
 
 /// Arca's layout in the kernel keyring (ARCHITECTURE §6), for arcad, which runs
 /// as root and is the only writer:
@@ -16,7 +17,11 @@ import ArcaCrypto
 /// ring and every key in it are then invalidated, which the kernel zeroes at
 /// once; timeouts are never relied on. Calls are synchronous and must not be
 /// spread over an `await`: the staging ring lives in the thread's keyring.
+/// Writers in one process are serialized by a process-wide lock, so that two
+/// installs of the same ring cannot both displace the same old one.
 public struct KeyringLayout: Sendable {
+    private static let writer = Mutex(())
+
     /// Item keys: possessor view/read/search; owner (root) everything; nobody else anything.
     public static let itemPermissions: UInt32 = 0x0b3f_0000
     /// Class rings: same mask, so a possessor can search and list but not change them.
@@ -35,6 +40,12 @@ public struct KeyringLayout: Sendable {
     @discardableResult
     public func install(user uid: UInt32, class itemClass: KeyringClass, items: [KeyringItem]) throws(KeyringError)
         -> LoadReport
+    {
+        try Self.writer.withLock { _ throws(KeyringError) in try installLocked(user: uid, class: itemClass, items: items) }
+    }
+
+    private func installLocked(user uid: UInt32, class itemClass: KeyringClass, items: [KeyringItem])
+        throws(KeyringError) -> LoadReport
     {
         let built = try buildRing(description: itemClass.ringDescription, items: items)
         let outcome: UserKeyringSwitch.Outcome
@@ -55,6 +66,10 @@ public struct KeyringLayout: Sendable {
     /// the number of item keys invalidated (0 if the class was not loaded).
     @discardableResult
     public func remove(user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError) -> Int {
+        try Self.writer.withLock { _ throws(KeyringError) in try removeLocked(user: uid, class: itemClass) }
+    }
+
+    private func removeLocked(user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError) -> Int {
         guard let found = try ring(user: uid, class: itemClass) else { return 0 }
         return retire(found, expecting: itemClass.ringDescription)
     }
@@ -68,6 +83,10 @@ public struct KeyringLayout: Sendable {
     /// of its persistent keyring; also restarts that keyring's expiry timer.
     @discardableResult
     public func grant(uid: UInt32, items: [KeyringItem]) throws(KeyringError) -> LoadReport {
+        try Self.writer.withLock { _ throws(KeyringError) in try grantLocked(uid: uid, items: items) }
+    }
+
+    private func grantLocked(uid: UInt32, items: [KeyringItem]) throws(KeyringError) -> LoadReport {
         let persistent = try persistentKeyring(uid: uid)
         defer { try? persistent.unlink(from: .threadKeyring) }
         let old = try? persistent.search(type: "keyring", description: Self.serviceRingDescription)
@@ -93,6 +112,10 @@ public struct KeyringLayout: Sendable {
     /// Invalidates everything granted to service uid `uid`; returns the number of item keys.
     @discardableResult
     public func revoke(uid: UInt32) throws(KeyringError) -> Int {
+        try Self.writer.withLock { _ throws(KeyringError) in try revokeLocked(uid: uid) }
+    }
+
+    private func revokeLocked(uid: UInt32) throws(KeyringError) -> Int {
         let persistent = try persistentKeyring(uid: uid)
         defer { try? persistent.unlink(from: .threadKeyring) }
         guard let ring = try? persistent.search(type: "keyring", description: Self.serviceRingDescription) else {
@@ -104,12 +127,16 @@ public struct KeyringLayout: Sendable {
     /// For a deleted account: invalidates both class rings and the service ring, then
     /// clears the uid's `@u` and persistent keyring, so a recycled uid inherits nothing.
     public func purge(user uid: UInt32) throws(KeyringError) {
-        for itemClass in KeyringClass.allCases { try remove(user: uid, class: itemClass) }
-        _ = try UserKeyringSwitch.run(uid: uid, find: nil, clear: true)
-        try revoke(uid: uid)
-        let persistent = try persistentKeyring(uid: uid)
-        try? persistent.clear()
-        try? persistent.invalidate()
+        try Self.writer.withLock { _ throws(KeyringError) in
+            for itemClass in KeyringClass.allCases { _ = try removeLocked(user: uid, class: itemClass) }
+            _ = try UserKeyringSwitch.run(uid: uid, find: nil, clear: true)
+            _ = try revokeLocked(uid: uid)
+            let persistent = try persistentKeyring(uid: uid)
+            try? persistent.clear()
+            // Invalidate while we still possess it through the thread keyring.
+            try? persistent.invalidate()
+            try? persistent.unlink(from: .threadKeyring)
+        }
     }
 
     // MARK: - Internals

@@ -126,7 +126,7 @@ func runBench() throws {
         raw.append(now() - start)
         guard id > 0, length == 32 else { throw KeyringError.procfs(path: "raw read failed") }
     }
-    stack.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+    stack = [CChar](repeating: 0, count: 64)
 
     // The floor: a whole keyctl process reading the item.
     let serial = try reader.find(key)
