@@ -137,6 +137,38 @@ case "percolate":  // percolate <description>: read, then fork+exec keyctl searc
         let viaSession = spawn(["keyctl", "search", "@s", "user", arg(0)])
         return "process=\(viaProcess) session=\(viaSession)"
     }
+case "install":  // install <uid> <whenUnlocked|afterFirstUnlock> <description> (secret on stdin); as root
+    status = report {
+        guard let uid = UInt32(arg(0)), let itemClass = KeyringClass(rawValue: arg(1)) else {
+            throw KeyringErrno.invalidArgument
+        }
+        var bytes: [UInt8] = []
+        while let line = readLine(strippingNewline: true) { bytes += Array(line.utf8) }
+        let item = KeyringItem(key: try itemKey(arg(2)), secret: try SecretBytes(consuming: &bytes))
+        let loaded = try KeyringLayout().install(user: uid, class: itemClass, items: [item])
+        return "loaded=\(loaded.loaded) ring=\(loaded.ring.rawValue)"
+    }
+case "remove":  // remove <uid> <class>; as root
+    status = report {
+        guard let uid = UInt32(arg(0)), let itemClass = KeyringClass(rawValue: arg(1)) else {
+            throw KeyringErrno.invalidArgument
+        }
+        return "removed=\(try KeyringLayout().remove(user: uid, class: itemClass))"
+    }
+case "grant":  // grant <uid> <description> (secret on stdin); as root
+    status = report {
+        guard let uid = UInt32(arg(0)) else { throw KeyringErrno.invalidArgument }
+        var bytes: [UInt8] = []
+        while let line = readLine(strippingNewline: true) { bytes += Array(line.utf8) }
+        let item = KeyringItem(key: try itemKey(arg(1)), secret: try SecretBytes(consuming: &bytes))
+        return "loaded=\(try KeyringLayout().grant(uid: uid, items: [item]).loaded)"
+    }
+case "purge":  // purge <uid>; as root
+    status = report {
+        guard let uid = UInt32(arg(0)) else { throw KeyringErrno.invalidArgument }
+        try KeyringLayout().purge(user: uid)
+        return "purged"
+    }
 default:
     print("usage: arca-keyring-probe read|service-read|search|read-serial|describe|link|setperm|update|watch-ring|percolate …")
 }
