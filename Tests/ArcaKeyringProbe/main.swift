@@ -137,6 +137,16 @@ case "percolate":  // percolate <description>: read, then fork+exec keyctl searc
         let viaSession = spawn(["keyctl", "search", "@s", "user", arg(0)])
         return "process=\(viaProcess) session=\(viaSession)"
     }
+case "fill-quota":  // fill-quota: as a plain user, add keys to a fresh session until the kernel refuses
+    status = report {
+        let session = try KeySerial.joinSessionKeyring()
+        defer { try? session.clear() }
+        let payload = try SecretBytes.random(count: 16)
+        for i in 0..<1_000 {
+            _ = try KeySerial.add(type: "user", description: "fill\(i)", payload: payload, to: session)
+        }
+        return "never refused"
+    }
 case "install":  // install <uid> <whenUnlocked|afterFirstUnlock> <description> (secret on stdin); as root
     status = report {
         guard let uid = UInt32(arg(0)), let itemClass = KeyringClass(rawValue: arg(1)) else {

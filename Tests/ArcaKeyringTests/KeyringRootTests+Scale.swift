@@ -90,6 +90,16 @@ extension KeyringRootTests {
         }
     }
 
+    @Test("root: a full quota surfaces as the named errno EDQUOT")
+    func quotaErrno() throws {
+        try withTwoUsers { owner, _ in
+            // A plain user's 200-key quota stands in for root's million, which the
+            // tests must not fill on a shared machine; the errno path is the same.
+            let line = try owner.probe("fill-quota")
+            #expect(line == "error EDQUOT")
+        }
+    }
+
     @Test("root: root's quota headroom is read from /proc/key-users and the sysctl limits")
     func rootHeadroom() throws {
         try requireRootAndKeyring()
