@@ -44,7 +44,13 @@ func runBench() throws {
     // Install 1,000 items into an empty class (unlock), five times.
     var installs: [Double] = []
     for _ in 0..<5 {
-        _ = try layout.remove(user: uid, class: .whenUnlocked)
+        // Lock first and let the kernel's garbage collector finish, as between a real lock and unlock.
+        if let ring = try layout.ring(user: uid, class: .whenUnlocked) {
+            let serials = Set([ring.rawValue] + (try ring.links().map(\.rawValue)))
+            _ = try layout.remove(user: uid, class: .whenUnlocked)
+            let waitStart = now()
+            while !procKeys().isDisjoint(with: serials) && now() - waitStart < 2 { usleep(200) }
+        }
         let start = now()
         let report = try layout.install(user: uid, class: .whenUnlocked, items: items)
         installs.append(now() - start)
@@ -72,8 +78,11 @@ func runBench() throws {
             }
         }
         rawInstalls.append(now() - start)
+        let serials = Set([ring] + (try KeySerial(rawValue: ring).links().map(\.rawValue)))
         for key in try KeySerial(rawValue: ring).links() { try? key.invalidate() }
         _ = keyctl_invalidate(ring)
+        let waitStart = now()
+        while !procKeys().isDisjoint(with: serials) && now() - waitStart < 2 { usleep(200) }
     }
 
     // Lock 1,000 items, five times: the syscalls, then until /proc/keys no longer lists them.
