@@ -33,15 +33,8 @@ public struct KeySerial: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static func add(
         type: String, description: String, payload: SecretBytes?, to keyring: KeySerial
     ) throws(KeyringErrno) -> KeySerial {
-        guard let payload else {
-            return KeySerial(rawValue: try Keyctl.addKey(
-                type: type, description: description, payload: nil, keyring: keyring.rawValue))
-        }
-        return KeySerial(rawValue: try payload.withUnsafeBytes { bytes in
-            Result { () throws(KeyringErrno) -> Int32 in
-                try Keyctl.addKey(type: type, description: description, payload: bytes, keyring: keyring.rawValue)
-            }
-        }.get())
+        KeySerial(rawValue: try Keyctl.addKey(
+            type: type, description: description, secret: payload, keyring: keyring.rawValue))
     }
 
     /// Finds a key by type and description in this keyring and the keyrings it links,
@@ -56,9 +49,7 @@ public struct KeySerial: RawRepresentable, Hashable, Sendable, CustomStringConve
     /// The payload read into `buffer` (nothing is allocated); returns the payload's
     /// length, which may exceed `buffer.count`. The corresponding C function is `keyctl_read`.
     public func read(into buffer: SecretBytes) throws(KeyringErrno) -> Int {
-        try buffer.withUnsafeMutableBytes { bytes in
-            Result { () throws(KeyringErrno) -> Int in try Keyctl.read(rawValue, into: bytes) }
-        }.get()
+        try Keyctl.read(rawValue, into: buffer)
     }
 
     /// The serials this keyring links to. The corresponding C function is `keyctl_read`.
@@ -68,9 +59,7 @@ public struct KeySerial: RawRepresentable, Hashable, Sendable, CustomStringConve
 
     /// Replaces the payload. The corresponding C function is `keyctl_update`.
     public func update(_ payload: SecretBytes) throws(KeyringErrno) {
-        try payload.withUnsafeBytes { bytes in
-            Result { () throws(KeyringErrno) in try Keyctl.update(rawValue, payload: bytes) }
-        }.get()
+        try Keyctl.update(rawValue, secret: payload)
     }
 
     /// Revokes the key. The corresponding C function is `keyctl_revoke`.

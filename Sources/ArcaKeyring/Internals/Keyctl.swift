@@ -31,6 +31,32 @@ enum Keyctl {
         Int32(truncatingIfNeeded: try retryingOnInterrupt { keyctl_search(keyring, type, description, destination) })
     }
 
+    /// `addKey` with the payload taken from secure storage.
+    static func addKey(type: String, description: String, secret: SecretBytes?, keyring: Int32)
+        throws(KeyringErrno) -> Int32
+    {
+        guard let secret else { return try addKey(type: type, description: description, payload: nil, keyring: keyring) }
+        return try secret.withUnsafeBytes { bytes in
+            Result { () throws(KeyringErrno) -> Int32 in
+                try addKey(type: type, description: description, payload: bytes, keyring: keyring)
+            }
+        }.get()
+    }
+
+    /// `read` into secure storage; returns the payload's full length.
+    static func read(_ key: Int32, into secret: SecretBytes) throws(KeyringErrno) -> Int {
+        try secret.withUnsafeMutableBytes { bytes in
+            Result { () throws(KeyringErrno) -> Int in try read(key, into: bytes) }
+        }.get()
+    }
+
+    /// `update` from secure storage.
+    static func update(_ key: Int32, secret: SecretBytes) throws(KeyringErrno) {
+        try secret.withUnsafeBytes { bytes in
+            Result { () throws(KeyringErrno) in try update(key, payload: bytes) }
+        }.get()
+    }
+
     /// Reads a key's payload into `buffer`; returns the payload's full length, which
     /// may exceed the buffer. The corresponding C function is `keyctl_read`.
     static func read(_ key: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(KeyringErrno) -> Int {
