@@ -66,7 +66,16 @@ switch command {
 case "read":  // read <pam|fresh|none> <description>
     status = report {
         try enterSession(arg(0))
-        return hex(try KeyringReader().read(try itemKey(arg(1))))
+        let secret = hex(try KeyringReader().read(try itemKey(arg(1))))
+        if arg(0) == "none" {
+            // A process without a session keyring gets the user-session keyring on
+            // first use of @s; anything else means one was inherited, and the
+            // "no session" case was not what ran.
+            let session = try KeySerial.sessionKeyring.resolve()
+            let userSession = try KeySerial.userSessionKeyring.resolve()
+            guard session == userSession else { return secret + " (inherited a session keyring)" }
+        }
+        return secret
     }
 case "service-read":  // service-read <description>
     status = report {
