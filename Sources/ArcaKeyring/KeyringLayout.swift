@@ -109,6 +109,11 @@ public struct KeyringLayout: Sendable {
         try? persistent.unlink(from: .threadKeyring)
     }
 
+    /// How often to call `refresh(uid:)`: half the kernel's persistent-keyring expiry, in seconds.
+    public static func refreshInterval() throws(KeyringError) -> Int {
+        max(1, try KeyQuota.persistentKeyringExpiry() / 2)
+    }
+
     /// Invalidates everything granted to service uid `uid`; returns the number of item keys.
     @discardableResult
     public func revoke(uid: UInt32) throws(KeyringError) -> Int {

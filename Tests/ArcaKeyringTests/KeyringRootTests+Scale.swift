@@ -109,6 +109,8 @@ extension KeyringRootTests {
         #expect(String(root.maximumKeys) == maxKeys.filter { !$0.isWhitespace })
         #expect(String(root.maximumBytes) == maxBytes.filter { !$0.isWhitespace })
         #expect(root.headroomKeys == root.maximumKeys - root.quotaKeys)
-        #expect(try KeyQuota.persistentKeyringExpiry() > 0)
+        let expiry = try #require(ProcFile.read("/proc/sys/kernel/keys/persistent_keyring_expiry"))
+        #expect(String(try KeyQuota.persistentKeyringExpiry()) == expiry.filter { !$0.isWhitespace })
+        #expect(try KeyringLayout.refreshInterval() == KeyQuota.persistentKeyringExpiry() / 2)
     }
 }

@@ -1,5 +1,14 @@
 import CKeyutils
 
+// Why a child task and not a uid switch in this process: the kernel resolves @u
+// from the caller's real uid. glibc's setresuid changes every thread of a
+// threaded process, and a raw per-thread setresuid, though cheap, would let the
+// user signal (SIGSTOP, SIGKILL) the root daemon while it lasts, since kill
+// compares the sender's uid with the target's real uid. A child can only hurt
+// itself; it is bounded by a timeout and killed. It is a clone(CLONE_VM) child
+// making only raw system calls (details in CKeyutils/shim.h): fork() would copy
+// the page tables of a process holding many guarded secrets, milliseconds each.
+
 /// The few keyring calls that must run with another user's real uid (linking
 /// into or clearing that user's `@u`). They run in a short-lived child process
 /// written in C (`arca_keyring_as_user` in CKeyutils/shim.h); the reasons for
