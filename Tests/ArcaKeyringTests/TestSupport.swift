@@ -79,12 +79,24 @@ func withTwoUsers(_ body: (TestUser, TestUser) throws -> Void) throws {
     defer {
         for user in users {
             try? KeyringLayout().purge(user: user.uid)
-            _ = try? run(["userdel", "-f", user.name])
+            for _ in 0..<20 {
+                // 1 and 10: /etc/passwd or /etc/group is locked by someone else.
+                guard let result = try? run(["userdel", "-f", user.name]), [1, 10].contains(result.status) else {
+                    break
+                }
+                usleep(100_000)
+            }
         }
     }
     for suffix in ["a", "b"] {
         let name = "arcakt\(tag)\(suffix)"
-        let made = try run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
+        // Other suites may hold the /etc/passwd or /etc/group lock for a moment
+        // (useradd exits 1 or 10 then): retry.
+        var made = try run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
+        for _ in 0..<20 where made.status == 1 || made.status == 10 {
+            usleep(100_000)
+            made = try run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
+        }
         try #require(made.status == 0, "useradd failed: \(made.stderr)")
         let uid = try run(["id", "-u", name]).stdout
         let gid = try run(["id", "-g", name]).stdout
