@@ -16,7 +16,7 @@ BUILD       := .build/$(CONFIG)
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
         libsystemd-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps
 
-.PHONY: all deps build test unit integration install uninstall bench clean
+.PHONY: all deps build test unit integration fuzz install uninstall bench clean
 
 all: build
 
@@ -33,7 +33,7 @@ deps:
 build:
 	$(SWIFT) build -c $(CONFIG)
 
-test: deps build unit integration
+test: deps build unit integration fuzz
 
 # Suites whose type ends in TimingTests hold a stopwatch: they run alone, after the parallel run.
 unit:
@@ -46,6 +46,10 @@ integration:
 	@set -e; for t in Tests/integration/*.sh; do \
 	    [ -e "$$t" ] || continue; echo "== $$t"; \
 	    ARCA_BUILD=$(CURDIR)/$(BUILD) bash "$$t"; done
+
+# A short bounded libFuzzer run of each fuzz target (FUZZ_SECONDS each, default 20).
+fuzz:
+	bash fuzz/run.sh
 
 install: build
 	install -d -m 0755 $(BINDIR) $(SBINDIR) $(PAMDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8

@@ -69,6 +69,7 @@ let package = Package(
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
+        .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),

@@ -1,0 +1,171 @@
+import ArcaProtocol
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Decides one request. Implementations must be thread-safe: the server calls
+/// them from one thread per connection.
+public protocol RequestHandling: Sendable {
+    /// The reply to `request` from `peer`. May wipe secrets in `request`.
+    func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply
+}
+
+/// The socket front of arcad: accepts connections, reads frames, hands decoded
+/// requests to the handler and writes replies.
+///
+/// A connection that sends a malformed frame is closed (the daemon is not
+/// affected); a client silent for longer than the timeout is closed; one uid may
+/// hold at most `maxConnectionsPerUID` connections.
+public final class Server: Sendable {
+    private let listener: Int32
+    private let handler: any RequestHandling
+    private let timeoutMilliseconds: Int
+    private let maxConnectionsPerUID: Int
+    private let connections = Mutex<[UInt32: Int]>([:])
+    private let stopping = Atomic<Bool>(false)
+
+    /// Listens at `path` (mode 0666: `SO_PEERCRED` decides), creating its directory
+    /// (0755) if needed; or adopts a socket passed by systemd (`LISTEN_FDS`).
+    public init(config: DaemonConfig, handler: any RequestHandling) throws {
+        self.handler = handler
+        timeoutMilliseconds = config.clientTimeoutMilliseconds
+        maxConnectionsPerUID = config.maxConnectionsPerUID
+        if let inherited = Self.systemdSocket() {
+            listener = inherited
+            Log.info("using the socket passed by systemd")
+        } else {
+            try Self.makeDirectory(parentOf: config.socketPath)
+            listener = try SocketSystem.listen(path: config.socketPath, mode: 0o666)
+            Log.info("listening on \(config.socketPath)")
+        }
+    }
+
+    /// Accepts connections until `stop()`; each is served on its own thread.
+    public func run() {
+        while !stopping.load(ordering: .relaxed) {
+            let client: Int32
+            do {
+                client = try SocketSystem.accept(listener)
+            } catch {
+                if stopping.load(ordering: .relaxed) { break }
+                Log.warning("accept: \(error)")
+                if let e = error as? SystemError, e.errno == EMFILE || e.errno == ENFILE { usleep(100_000) }
+                continue
+            }
+            serve(client)
+        }
+    }
+
+    /// Stops accepting; connections in progress finish.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    private func serve(_ fd: Int32) {
+        let peer: PeerCredentials
+        do {
+            peer = try SocketSystem.peerCredentials(fd)
+            try SocketSystem.setTimeouts(fd, milliseconds: timeoutMilliseconds)
+        } catch {
+            Log.warning("connection refused: \(error)")
+            close(fd)
+            return
+        }
+        let admitted = connections.withLock { counts -> Bool in
+            let current = counts[peer.uid, default: 0]
+            guard current < maxConnectionsPerUID else { return false }
+            counts[peer.uid] = current + 1
+            return true
+        }
+        guard admitted else {
+            Log.warning("uid \(peer.uid) has \(maxConnectionsPerUID) connections open; closing a new one")
+            close(fd)
+            return
+        }
+        do {
+            try Threads.detach { [self] in
+                converse(fd, peer: peer)
+                close(fd)
+                connections.withLock { counts in
+                    counts[peer.uid, default: 1] -= 1
+                    if counts[peer.uid] == 0 { counts[peer.uid] = nil }
+                }
+            }
+        } catch {
+            Log.error("cannot start a connection thread: \(error)")
+            close(fd)
+            connections.withLock { $0[peer.uid, default: 1] -= 1 }
+        }
+    }
+
+    /// Request, reply, until the client closes, times out or misbehaves.
+    private func converse(_ fd: Int32, peer: PeerCredentials) {
+        var buffer: [UInt8] = []
+        defer { SecureWipe.zero(&buffer) }
+        while true {
+            switch Frame.decode(buffer, as: Request.self) {
+            case .needMore(let count):
+                guard readMore(fd, count: count, into: &buffer) else { return }
+            case .invalid(let error):
+                Log.warning("uid \(peer.uid) pid \(peer.pid): malformed request (\(error)); connection closed")
+                return
+            case .complete(var decoded):
+                SecureWipe.zero(&buffer)
+                buffer.removeFirst(min(decoded.length, buffer.count))
+                var reply = handler.handle(&decoded.message, from: peer)
+                decoded.message.wipeSecrets()
+                var frame: [UInt8]
+                do {
+                    frame = try Frame.encode(reply, requestID: decoded.requestID)
+                } catch {
+                    Log.error("cannot encode a reply to uid \(peer.uid): \(error)")
+                    frame = (try? Frame.encode(
+                        .error(status: .decode, message: "reply too large"),
+                        requestID: decoded.requestID)) ?? []
+                }
+                reply.wipeSecrets()
+                let sent = frame.withUnsafeBytes { (try? SocketSystem.writeAll(fd, $0)) != nil }
+                SecureWipe.zero(&frame)
+                guard sent else { return }
+            }
+        }
+    }
+
+    private func readMore(_ fd: Int32, count: Int, into buffer: inout [UInt8]) -> Bool {
+        let start = buffer.count
+        buffer.reserveCapacity(start + count)
+        buffer.append(contentsOf: repeatElement(0, count: count))
+        var filled = 0
+        while filled < count {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                (try? SocketSystem.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[(start + filled)...]))) ?? -1
+            }
+            if n <= 0 { return false }  // closed, timed out or failed: end the conversation
+            filled += n
+        }
+        return true
+    }
+
+    /// The first socket of systemd socket activation, if this process is its target.
+    private static func systemdSocket() -> Int32? {
+        guard let pidText = getenv("LISTEN_PID"), let fdsText = getenv("LISTEN_FDS"),
+              Int32(String(cString: pidText)) == getpid(), let count = Int(String(cString: fdsText)), count >= 1
+        else { return nil }
+        unsetenv("LISTEN_PID")
+        unsetenv("LISTEN_FDS")
+        unsetenv("LISTEN_FDNAMES")
+        _ = fcntl(3, F_SETFD, FD_CLOEXEC)
+        return 3
+    }
+
+    private static func makeDirectory(parentOf path: String) throws {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+        let directory = String(path[..<slash])
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw SystemError(call: "mkdir \(directory)", errno: errno)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// The kind of a message: the big-endian u16 at offset 6 of every header.
+/// Requests have the high bit clear, replies have it set. Raw values are
+/// stable; a new message gets a new number.
+public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
+    /// ``Request/status(uid:)``.
+    case status = 0x0001
+    /// ``Request/kdfParameters(uid:)``.
+    case kdfParameters = 0x0002
+    /// ``Request/unlock(uid:key:)``.
+    case unlock = 0x0003
+    /// ``Request/enroll(uid:key:parameters:)``.
+    case enroll = 0x0004
+    /// ``Request/openSession(_:)``.
+    case openSession = 0x0005
+    /// ``Request/closeSession(uid:token:)``.
+    case closeSession = 0x0006
+    /// ``Request/lock(uid:classes:)``.
+    case lock = 0x0007
+    /// ``Request/lockAll``.
+    case lockAll = 0x0008
+    /// ``Request/unlockWithPassword(uid:password:)``.
+    case unlockWithPassword = 0x0009
+    /// ``Request/add(_:)``.
+    case add = 0x000A
+    /// ``Request/copyMatching(vault:query:)``.
+    case copyMatching = 0x000B
+    /// ``Request/update(_:)``.
+    case update = 0x000C
+    /// ``Request/delete(vault:query:)``.
+    case delete = 0x000D
+    /// ``Request/changePassword(uid:oldKey:newKey:parameters:)``.
+    case changePassword = 0x000E
+    /// ``Request/passwordReset(uid:newKey:parameters:)``.
+    case passwordReset = 0x000F
+    /// ``Request/recover(uid:recoveryKey:newKey:parameters:)``.
+    case recover = 0x0010
+    /// ``Request/rotateRecoveryKey(uid:key:)``.
+    case rotateRecoveryKey = 0x0011
+    /// ``Request/listSessions``.
+    case listSessions = 0x0012
+
+    /// ``Reply/ok``.
+    case ok = 0x8000
+    /// ``Reply/error(status:message:)``.
+    case error = 0x8001
+    /// ``Reply/status(_:)``.
+    case statusReply = 0x8002
+    /// ``Reply/kdfParameters(_:)``.
+    case kdfParametersReply = 0x8003
+    /// ``Reply/items(_:)``.
+    case items = 0x8004
+    /// ``Reply/recoveryKey(_:)``.
+    case recoveryKey = 0x8005
+    /// ``Reply/sessions(_:)``.
+    case sessions = 0x8006
+
+    /// Whether a client sends this kind (a daemon replies with the others).
+    public var isRequest: Bool { rawValue & 0x8000 == 0 }
+}

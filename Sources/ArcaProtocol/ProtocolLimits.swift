@@ -1,0 +1,37 @@
+/// The hard limits of the wire format. The decoder rejects anything beyond
+/// them before allocating, and the encoder refuses to produce it, so every
+/// frame one side can write the other side accepts.
+public enum ProtocolLimits {
+    /// The protocol version this build speaks, carried in every header.
+    public static let version: UInt16 = 1
+    /// Size of the fixed header: magic, version, kind, request id, body length.
+    public static let headerLength = 16
+    /// Largest whole frame (header + body): 2 MiB, twice the largest secret.
+    public static let maximumFrameLength = 2 << 20
+    /// Largest body a header may announce.
+    public static let maximumBodyLength = maximumFrameLength - headerLength
+    /// Largest item secret (`kSecValueData`): 1 MiB.
+    public static let maximumSecretLength = 1 << 20
+    /// Largest string attribute (service, account, label, …).
+    public static let maximumStringLength = 16 << 10
+    /// Largest bytes attribute (`generic`).
+    public static let maximumBytesAttributeLength = 64 << 10
+    /// Largest persistent reference.
+    public static let maximumPersistentRefLength = 64
+    /// Largest name: PAM service, tty, remote host or user.
+    public static let maximumNameLength = 1024
+    /// Largest session token.
+    public static let maximumTokenLength = 256
+    /// Largest password (`unlockWithPassword`); PAM's own limit is 512.
+    public static let maximumPasswordLength = 4096
+    /// Largest recovery key text.
+    public static let maximumRecoveryKeyLength = 256
+    /// Largest human message in an error reply.
+    public static let maximumErrorMessageLength = 4096
+    /// Most result items or sessions in one reply.
+    public static let maximumListCount = 65_536
+    /// Length of a password-derived vault key.
+    public static let derivedKeyLength = 32
+    /// Length of an Argon2id salt (libsodium's `crypto_pwhash_SALTBYTES`).
+    public static let saltLength = 16
+}

@@ -1,0 +1,97 @@
+extension Reply {
+    /// Writes the body of this reply (the header is `Frame`'s).
+    func encodeBody(_ w: inout WireWriter) throws(ProtocolError) {
+        switch self {
+        case .ok: break
+        case .error(let status, let message):
+            guard status != .success else { throw .invalidValue(field: "status") }
+            w.u32(UInt32(bitPattern: status.rawValue))
+            try w.string(message, field: "message", limit: ProtocolLimits.maximumErrorMessageLength)
+        case .status(let s):
+            w.u32(s.uid)
+            w.bool(s.hasVault)
+            try w.lockClasses(s.unlocked)
+            w.u32(s.sessionCount)
+            w.bool(s.passwordOutOfSync)
+            w.u32(s.itemsNotInKernel)
+        case .kdfParameters(let parameters):
+            try w.optional(parameters) { w, p throws(ProtocolError) in try w.kdf(p) }
+        case .items(let items):
+            try w.list(items, field: "items", limit: ProtocolLimits.maximumListCount) { w, item throws(ProtocolError) in
+                try w.attributes(item.attributes)
+                try w.optional(item.data) { w, data throws(ProtocolError) in
+                    try w.bytes(data, field: "data", limit: ProtocolLimits.maximumSecretLength)
+                }
+                try w.optional(item.persistentRef) { w, ref throws(ProtocolError) in
+                    try w.bytes(ref, field: "persistentRef", limit: ProtocolLimits.maximumPersistentRefLength)
+                }
+            }
+        case .recoveryKey(let key):
+            try w.bytes(key, field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength)
+        case .sessions(let sessions):
+            try w.list(sessions, field: "sessions", limit: ProtocolLimits.maximumListCount) {
+                w, s throws(ProtocolError) in
+                w.u64(s.id)
+                w.u32(s.uid)
+                try w.string(s.service, field: "service", limit: ProtocolLimits.maximumNameLength)
+                try w.optionalName(s.tty, field: "tty")
+                try w.optionalName(s.remoteHost, field: "remoteHost")
+                try w.optionalName(s.remoteUser, field: "remoteUser")
+                w.i64(s.openedAt)
+                w.bool(s.locked)
+            }
+        }
+    }
+
+    /// Reads the body of a reply of `kind`; the caller checks that nothing trails.
+    static func decodeBody(kind: MessageKind, _ r: inout WireReader) throws(ProtocolError) -> Reply {
+        switch kind {
+        case .ok: return .ok
+        case .error:
+            let code = try r.u32()
+            guard let status = ArcaStatus(rawValue: Int32(bitPattern: code)) else {
+                throw .unknownTag(field: "status", value: code)
+            }
+            guard status != .success else { throw .invalidValue(field: "status") }
+            return .error(
+                status: status, message: try r.string(field: "message", limit: ProtocolLimits.maximumErrorMessageLength)
+            )
+        case .statusReply:
+            return .status(
+                VaultStatus(
+                    uid: try r.u32(), hasVault: try r.bool(field: "hasVault"), unlocked: try r.lockClasses(),
+                    sessionCount: try r.u32(), passwordOutOfSync: try r.bool(field: "passwordOutOfSync"),
+                    itemsNotInKernel: try r.u32()))
+        case .kdfParametersReply:
+            return .kdfParameters(try r.optional(field: "parameters") { r throws(ProtocolError) in try r.kdf() })
+        case .items:
+            return .items(
+                try r.list(field: "items", limit: ProtocolLimits.maximumListCount) { r throws(ProtocolError) in
+                    ResultItem(
+                        attributes: try r.attributes(),
+                        data: try r.optional(field: "data") { r throws(ProtocolError) in
+                            try r.bytes(field: "data", limit: ProtocolLimits.maximumSecretLength)
+                        },
+                        persistentRef: try r.optional(field: "persistentRef") { r throws(ProtocolError) in
+                            try r.bytes(field: "persistentRef", limit: ProtocolLimits.maximumPersistentRefLength)
+                        })
+                })
+        case .recoveryKey:
+            return .recoveryKey(try r.bytes(field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength))
+        case .sessions:
+            return .sessions(
+                try r.list(field: "sessions", limit: ProtocolLimits.maximumListCount) { r throws(ProtocolError) in
+                    SessionInfo(
+                        id: try r.u64(), uid: try r.u32(),
+                        service: try r.string(field: "service", limit: ProtocolLimits.maximumNameLength),
+                        tty: try r.optionalName(field: "tty"), remoteHost: try r.optionalName(field: "remoteHost"),
+                        remoteUser: try r.optionalName(field: "remoteUser"), openedAt: try r.i64(),
+                        locked: try r.bool(field: "locked"))
+                })
+        case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
+            .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
+            .rotateRecoveryKey, .listSessions:
+            throw .unexpectedKind(kind)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+/// A reply from arcad. It carries the request id of the request it answers.
+/// Item data and recovery keys are secrets: see ``wipeSecrets()``.
+public enum Reply: Sendable, Hashable {
+    /// The request succeeded and returns nothing.
+    case ok
+    /// The request failed. `status` is never ``ArcaStatus/success``; `message`
+    /// is for humans and never contains a secret.
+    case error(status: ArcaStatus, message: String)
+    /// Answer to ``Request/status(uid:)``.
+    case status(VaultStatus)
+    /// Answer to ``Request/kdfParameters(uid:)``: the parameters, or `nil` when
+    /// the user has no vault (the PAM module then enrolls).
+    case kdfParameters(KeyDerivationParameters?)
+    /// Answer to copy-matching, and to add (empty unless its `returnFlags`
+    /// ask for something): the items asked for. Update and delete answer
+    /// ``ok``.
+    case items([ResultItem])
+    /// A new recovery key (ASCII text as bytes, shown once): answer to enroll
+    /// and ``Request/rotateRecoveryKey(uid:key:)``.
+    case recoveryKey([UInt8])
+    /// Answer to ``Request/listSessions``.
+    case sessions([SessionInfo])
+
+    /// The header kind of this reply.
+    public var kind: MessageKind {
+        switch self {
+        case .ok: return .ok
+        case .error: return .error
+        case .status: return .statusReply
+        case .kdfParameters: return .kdfParametersReply
+        case .items: return .items
+        case .recoveryKey: return .recoveryKey
+        case .sessions: return .sessions
+        }
+    }
+}
+
+/// The lock state of one user's vault, as `arca status` shows it.
+public struct VaultStatus: Sendable, Hashable {
+    /// The user.
+    public var uid: UInt32
+    /// Whether the user has a vault at all.
+    public var hasVault: Bool
+    /// The classes whose keys are loaded (the others are locked).
+    public var unlocked: LockClasses
+    /// Open PAM sessions of the user.
+    public var sessionCount: UInt32
+    /// An administrator reset the login password and the vault still awaits
+    /// the old password or the recovery key.
+    public var passwordOutOfSync: Bool
+    /// Items served by arcad over the socket because the kernel cannot hold them.
+    public var itemsNotInKernel: UInt32
+
+    /// A status from its parts.
+    public init(
+        uid: UInt32, hasVault: Bool, unlocked: LockClasses, sessionCount: UInt32, passwordOutOfSync: Bool,
+        itemsNotInKernel: UInt32
+    ) {
+        self.uid = uid
+        self.hasVault = hasVault
+        self.unlocked = unlocked
+        self.sessionCount = sessionCount
+        self.passwordOutOfSync = passwordOutOfSync
+        self.itemsNotInKernel = itemsNotInKernel
+    }
+}
+
+/// One match of a query.
+public struct ResultItem: Sendable, Hashable {
+    /// The attributes, when asked for (`kSecReturnAttributes`).
+    public var attributes: AttributeMap
+    /// The secret, when asked for (`kSecReturnData`).
+    public var data: [UInt8]?
+    /// The persistent reference, when asked for (`kSecReturnPersistentRef`).
+    public var persistentRef: [UInt8]?
+
+    /// A result item from its parts.
+    public init(attributes: AttributeMap = [:], data: [UInt8]? = nil, persistentRef: [UInt8]? = nil) {
+        self.attributes = attributes
+        self.data = data
+        self.persistentRef = persistentRef
+    }
+}
+
+/// One open PAM session, as listed for root.
+public struct SessionInfo: Sendable, Hashable {
+    /// A number arcad gives the session (not its token).
+    public var id: UInt64
+    /// The user.
+    public var uid: UInt32
+    /// The PAM service that opened it.
+    public var service: String
+    /// `PAM_TTY`, when known.
+    public var tty: String?
+    /// `PAM_RHOST`, when known.
+    public var remoteHost: String?
+    /// `PAM_RUSER`, when known.
+    public var remoteUser: String?
+    /// When it opened, in microseconds since the Unix epoch.
+    public var openedAt: Int64
+    /// Whether its screen is locked.
+    public var locked: Bool
+
+    /// A session from its parts.
+    public init(
+        id: UInt64, uid: UInt32, service: String, tty: String? = nil, remoteHost: String? = nil,
+        remoteUser: String? = nil, openedAt: Int64, locked: Bool
+    ) {
+        self.id = id
+        self.uid = uid
+        self.service = service
+        self.tty = tty
+        self.remoteHost = remoteHost
+        self.remoteUser = remoteUser
+        self.openedAt = openedAt
+        self.locked = locked
+    }
+}

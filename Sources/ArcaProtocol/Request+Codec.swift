@@ -1,0 +1,139 @@
+extension Request {
+    /// Writes the body of this request (the header is `Frame`'s).
+    func encodeBody(_ w: inout WireWriter) throws(ProtocolError) {
+        switch self {
+        case .status(let uid): try w.optional(uid) { w, uid in w.u32(uid) }
+        case .kdfParameters(let uid): w.u32(uid)
+        case .unlock(let uid, let key):
+            w.u32(uid)
+            try w.key(key, field: "key")
+        case .enroll(let uid, let key, let parameters):
+            w.u32(uid)
+            try w.key(key, field: "key")
+            try w.kdf(parameters)
+        case .openSession(let s):
+            w.u32(s.uid)
+            try w.bytes(s.token, field: "token", limit: ProtocolLimits.maximumTokenLength)
+            try w.string(s.service, field: "service", limit: ProtocolLimits.maximumNameLength)
+            try w.optionalName(s.tty, field: "tty")
+            try w.optionalName(s.remoteHost, field: "remoteHost")
+            try w.optionalName(s.remoteUser, field: "remoteUser")
+        case .closeSession(let uid, let token):
+            w.u32(uid)
+            try w.bytes(token, field: "token", limit: ProtocolLimits.maximumTokenLength)
+        case .lock(let uid, let classes):
+            w.u32(uid)
+            try w.lockClasses(classes)
+        case .lockAll, .listSessions: break
+        case .unlockWithPassword(let uid, let password):
+            w.u32(uid)
+            try w.bytes(password, field: "password", limit: ProtocolLimits.maximumPasswordLength)
+        case .add(let add):
+            w.vault(add.vault)
+            w.u8(add.itemClass.rawValue)
+            try w.attributes(add.attributes)
+            try w.bytes(add.secret, field: "secret", limit: ProtocolLimits.maximumSecretLength)
+            try w.returnFlags(add.returnFlags)
+        case .copyMatching(let vault, let query), .delete(let vault, let query):
+            w.vault(vault)
+            try w.query(query)
+        case .update(let update):
+            w.vault(update.vault)
+            try w.query(update.query)
+            try w.attributes(update.attributes)
+            try w.optional(update.secret) { w, secret throws(ProtocolError) in
+                try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumSecretLength)
+            }
+        case .changePassword(let uid, let oldKey, let newKey, let parameters):
+            w.u32(uid)
+            try w.key(oldKey, field: "oldKey")
+            try w.key(newKey, field: "newKey")
+            try w.kdf(parameters)
+        case .passwordReset(let uid, let newKey, let parameters):
+            w.u32(uid)
+            try w.key(newKey, field: "newKey")
+            try w.kdf(parameters)
+        case .recover(let uid, let recoveryKey, let newKey, let parameters):
+            w.u32(uid)
+            try w.bytes(recoveryKey, field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength)
+            try w.key(newKey, field: "newKey")
+            try w.kdf(parameters)
+        case .rotateRecoveryKey(let uid, let key):
+            w.u32(uid)
+            try w.key(key, field: "key")
+        }
+    }
+
+    /// Reads the body of a request of `kind`; the caller checks that nothing trails.
+    static func decodeBody(kind: MessageKind, _ r: inout WireReader) throws(ProtocolError) -> Request {
+        switch kind {
+        case .status: return .status(uid: try r.optional(field: "uid") { r throws(ProtocolError) in try r.u32() })
+        case .kdfParameters: return .kdfParameters(uid: try r.u32())
+        case .unlock: return .unlock(uid: try r.u32(), key: try r.key(field: "key"))
+        case .enroll: return .enroll(uid: try r.u32(), key: try r.key(field: "key"), parameters: try r.kdf())
+        case .openSession:
+            return .openSession(
+                SessionOpening(
+                    uid: try r.u32(), token: try r.bytes(field: "token", limit: ProtocolLimits.maximumTokenLength),
+                    service: try r.string(field: "service", limit: ProtocolLimits.maximumNameLength),
+                    tty: try r.optionalName(field: "tty"), remoteHost: try r.optionalName(field: "remoteHost"),
+                    remoteUser: try r.optionalName(field: "remoteUser")))
+        case .closeSession:
+            return .closeSession(
+                uid: try r.u32(), token: try r.bytes(field: "token", limit: ProtocolLimits.maximumTokenLength))
+        case .lock: return .lock(uid: try r.u32(), classes: try r.lockClasses())
+        case .lockAll: return .lockAll
+        case .listSessions: return .listSessions
+        case .unlockWithPassword:
+            return .unlockWithPassword(
+                uid: try r.u32(), password: try r.bytes(field: "password", limit: ProtocolLimits.maximumPasswordLength))
+        case .add:
+            return .add(
+                AddRequest(
+                    vault: try r.vault(), itemClass: try r.itemClass(), attributes: try r.attributes(),
+                    secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumSecretLength),
+                    returnFlags: try r.returnFlags()))
+        case .copyMatching: return .copyMatching(vault: try r.vault(), query: try r.query())
+        case .delete: return .delete(vault: try r.vault(), query: try r.query())
+        case .update:
+            return .update(
+                UpdateRequest(
+                    vault: try r.vault(), query: try r.query(), attributes: try r.attributes(),
+                    secret: try r.optional(field: "secret") { r throws(ProtocolError) in
+                        try r.bytes(field: "secret", limit: ProtocolLimits.maximumSecretLength)
+                    }))
+        case .changePassword:
+            return .changePassword(
+                uid: try r.u32(), oldKey: try r.key(field: "oldKey"), newKey: try r.key(field: "newKey"),
+                parameters: try r.kdf())
+        case .passwordReset:
+            return .passwordReset(uid: try r.u32(), newKey: try r.key(field: "newKey"), parameters: try r.kdf())
+        case .recover:
+            return .recover(
+                uid: try r.u32(),
+                recoveryKey: try r.bytes(field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength),
+                newKey: try r.key(field: "newKey"), parameters: try r.kdf())
+        case .rotateRecoveryKey: return .rotateRecoveryKey(uid: try r.u32(), key: try r.key(field: "key"))
+        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions:
+            throw .unexpectedKind(kind)
+        }
+    }
+}
+
+extension WireWriter {
+    /// An optional name (tty, remote host or user).
+    mutating func optionalName(_ name: String?, field: String) throws(ProtocolError) {
+        try optional(name) { w, name throws(ProtocolError) in
+            try w.string(name, field: field, limit: ProtocolLimits.maximumNameLength)
+        }
+    }
+}
+
+extension WireReader {
+    /// An optional name (tty, remote host or user).
+    mutating func optionalName(field: String) throws(ProtocolError) -> String? {
+        try optional(field: field) { r throws(ProtocolError) in
+            try r.string(field: field, limit: ProtocolLimits.maximumNameLength)
+        }
+    }
+}

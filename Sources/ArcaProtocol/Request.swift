@@ -1,0 +1,150 @@
+/// A request from a client (the PAM module, the CLI, the library) to arcad.
+/// arcad decides each one from the peer's `SO_PEERCRED`: a user may name only
+/// their own uid, root any uid.
+///
+/// Secret fields (`key`, `oldKey`, `newKey`, `password`, `recoveryKey`,
+/// `token`, `secret`) are `[UInt8]`, never `String`. After decoding, move each
+/// into `SecretBytes(consuming:)` at once (which zeroes the array), or call
+/// ``wipeSecrets()``; then wipe the frame buffer with ``SecureWipe/zero(_:)``.
+public enum Request: Sendable, Hashable {
+    /// Lock state of a user's vault; `nil` means the peer's own uid.
+    case status(uid: UInt32?)
+    /// The Argon2id parameters of a user's vault, so that the PAM module can
+    /// derive the key itself. Replied with ``Reply/kdfParameters(_:)``.
+    case kdfParameters(uid: UInt32)
+    /// Unlock with a password-derived key of ``ProtocolLimits/derivedKeyLength`` bytes.
+    case unlock(uid: UInt32, key: [UInt8])
+    /// First login: create the vault wrapped by `key`, derived with `parameters`.
+    /// Replied with ``Reply/recoveryKey(_:)`` (shown once) or ``Reply/ok``.
+    case enroll(uid: UInt32, key: [UInt8], parameters: KeyDerivationParameters)
+    /// A PAM session opened.
+    case openSession(SessionOpening)
+    /// A PAM session closed; `token` is the one given at opening.
+    case closeSession(uid: UInt32, token: [UInt8])
+    /// Remove the given classes of a user from the kernel.
+    case lock(uid: UInt32, classes: LockClasses)
+    /// Remove every class of every vault the peer may act on (root: all users).
+    case lockAll
+    /// Unlock with the password itself (the CLI path; arcad derives the key).
+    case unlockWithPassword(uid: UInt32, password: [UInt8])
+    /// `SecItemAdd`.
+    case add(AddRequest)
+    /// `SecItemCopyMatching`. Replied with ``Reply/items(_:)``.
+    case copyMatching(vault: VaultID, query: Query)
+    /// `SecItemUpdate`.
+    case update(UpdateRequest)
+    /// `SecItemDelete`.
+    case delete(vault: VaultID, query: Query)
+    /// The login password changed: re-wrap the vault from `oldKey` to `newKey`.
+    case changePassword(uid: UInt32, oldKey: [UInt8], newKey: [UInt8], parameters: KeyDerivationParameters)
+    /// Root reset the login password without the old one: arcad keeps `newKey`
+    /// until an unlock with the old key (or recovery) lets it re-wrap.
+    case passwordReset(uid: UInt32, newKey: [UInt8], parameters: KeyDerivationParameters)
+    /// Unlock with the recovery key text and re-wrap to a new password-derived key.
+    case recover(uid: UInt32, recoveryKey: [UInt8], newKey: [UInt8], parameters: KeyDerivationParameters)
+    /// Replace the recovery key, proving the password with `key`.
+    /// Replied with ``Reply/recoveryKey(_:)``.
+    case rotateRecoveryKey(uid: UInt32, key: [UInt8])
+    /// Every open session (root only). Replied with ``Reply/sessions(_:)``.
+    case listSessions
+
+    /// The header kind of this request.
+    public var kind: MessageKind {
+        switch self {
+        case .status: return .status
+        case .kdfParameters: return .kdfParameters
+        case .unlock: return .unlock
+        case .enroll: return .enroll
+        case .openSession: return .openSession
+        case .closeSession: return .closeSession
+        case .lock: return .lock
+        case .lockAll: return .lockAll
+        case .unlockWithPassword: return .unlockWithPassword
+        case .add: return .add
+        case .copyMatching: return .copyMatching
+        case .update: return .update
+        case .delete: return .delete
+        case .changePassword: return .changePassword
+        case .passwordReset: return .passwordReset
+        case .recover: return .recover
+        case .rotateRecoveryKey: return .rotateRecoveryKey
+        case .listSessions: return .listSessions
+        }
+    }
+}
+
+/// A PAM session being opened.
+public struct SessionOpening: Sendable, Hashable {
+    /// The user of the session.
+    public var uid: UInt32
+    /// An opaque token chosen by the PAM module, presented again at close.
+    public var token: [UInt8]
+    /// The PAM service (`login`, `sshd`, `gdm-password`…).
+    public var service: String
+    /// `PAM_TTY`, when set.
+    public var tty: String?
+    /// `PAM_RHOST`, when set.
+    public var remoteHost: String?
+    /// `PAM_RUSER`, when set.
+    public var remoteUser: String?
+
+    /// A session opening from its parts.
+    public init(
+        uid: UInt32, token: [UInt8], service: String, tty: String? = nil, remoteHost: String? = nil,
+        remoteUser: String? = nil
+    ) {
+        self.uid = uid
+        self.token = token
+        self.service = service
+        self.tty = tty
+        self.remoteHost = remoteHost
+        self.remoteUser = remoteUser
+    }
+}
+
+/// `SecItemAdd`: a new item of a class with its attributes and secret.
+public struct AddRequest: Sendable, Hashable {
+    /// The vault to add to.
+    public var vault: VaultID
+    /// The class of the new item.
+    public var itemClass: ItemClass
+    /// The new item's attributes (without `itemClass` and the store-set dates).
+    public var attributes: AttributeMap
+    /// The secret (`kSecValueData`), at most ``ProtocolLimits/maximumSecretLength``.
+    public var secret: [UInt8]
+    /// What to return about the added item.
+    public var returnFlags: ReturnFlags
+
+    /// An add request from its parts.
+    public init(
+        vault: VaultID, itemClass: ItemClass, attributes: AttributeMap, secret: [UInt8],
+        returnFlags: ReturnFlags = []
+    ) {
+        self.vault = vault
+        self.itemClass = itemClass
+        self.attributes = attributes
+        self.secret = secret
+        self.returnFlags = returnFlags
+    }
+}
+
+/// `SecItemUpdate`: the items matching a query get new attributes and, when
+/// given, a new secret.
+public struct UpdateRequest: Sendable, Hashable {
+    /// The vault to update in.
+    public var vault: VaultID
+    /// Which items to update.
+    public var query: Query
+    /// Attributes to set on every match.
+    public var attributes: AttributeMap
+    /// A new secret, when it changes.
+    public var secret: [UInt8]?
+
+    /// An update request from its parts.
+    public init(vault: VaultID, query: Query, attributes: AttributeMap, secret: [UInt8]? = nil) {
+        self.vault = vault
+        self.query = query
+        self.attributes = attributes
+        self.secret = secret
+    }
+}

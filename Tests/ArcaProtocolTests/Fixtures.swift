@@ -1,0 +1,184 @@
+import ArcaProtocol
+
+/// Representative and edge-value messages: every kind at least once, with
+/// empty, maximal and non-ASCII values.
+enum Fixtures {
+    static let key = [UInt8](0..<32)
+    static let otherKey = [UInt8](repeating: 0xA5, count: 32)
+    static let salt = [UInt8](100..<116)
+    static let kdf = KeyDerivationParameters(opsLimit: 3, memoryLimit: 64 << 20, salt: salt)
+    static let extremeKDF = KeyDerivationParameters(
+        opsLimit: .max, memoryLimit: 0, salt: [UInt8](repeating: 0xFF, count: 16))
+    static let unicode = "Zürich 🔑 東京 e\u{301} \u{0}"
+
+    static func string(_ length: Int) -> String { String(repeating: "x", count: length) }
+
+    /// Every attribute once, each of its type, at the maximum size where sized.
+    static let maximalAttributes: AttributeMap = {
+        var map: AttributeMap = [:]
+        for tag in AttributeTag.allCases {
+            switch tag.valueType {
+            case .string: map[tag] = .string(string(ProtocolLimits.maximumStringLength))
+            case .bytes: map[tag] = .bytes([UInt8](repeating: 0xEE, count: ProtocolLimits.maximumBytesAttributeLength))
+            case .uint32: map[tag] = .uint32(.max)
+            case .bool: map[tag] = .bool(true)
+            case .date: map[tag] = .date(microsecondsSinceEpoch: .min)
+            case .itemClass: map[tag] = .itemClass(.internetPassword)
+            case .accessibility: map[tag] = .accessibility(.whenPasscodeSetThisDeviceOnly)
+            }
+        }
+        return map
+    }()
+
+    static let webAttributes: AttributeMap = [
+        .service: .string("web"), .account: .string("alice"), .label: .string(unicode), .port: .uint32(443),
+        .protocol: .string("htps"), .isInvisible: .bool(false), .accessible: .accessibility(.afterFirstUnlock),
+        .creationDate: .date(microsecondsSinceEpoch: 1_764_417_600_000_000), .generic: .bytes([]),
+        .description: .string(""),
+    ]
+
+    static let fullQuery = Query(
+        itemClass: .internetPassword, attributes: webAttributes, persistentRef: [1, 2, 3],
+        matchLimit: .count(UInt32.max), returnFlags: .all, caseInsensitive: true, synchronizableAny: true)
+
+    static let requests: [Request] = [
+        .status(uid: nil),
+        .status(uid: 0),
+        .kdfParameters(uid: .max),
+        .unlock(uid: 1000, key: key),
+        .enroll(uid: 1000, key: key, parameters: kdf),
+        .enroll(uid: 0, key: otherKey, parameters: extremeKDF),
+        .openSession(SessionOpening(uid: 1000, token: [9, 9], service: "login")),
+        .openSession(
+            SessionOpening(
+                uid: 1001, token: [UInt8](repeating: 7, count: ProtocolLimits.maximumTokenLength),
+                service: string(ProtocolLimits.maximumNameLength), tty: "pts/3", remoteHost: unicode,
+                remoteUser: "")),
+        .closeSession(uid: 1000, token: []),
+        .lock(uid: 1000, classes: .whenUnlocked),
+        .lock(uid: 1000, classes: []),
+        .lock(uid: 1000, classes: .all),
+        .lockAll,
+        .unlockWithPassword(uid: 1000, password: Array("correct horse ✓".utf8)),
+        .unlockWithPassword(uid: 1000, password: [UInt8](repeating: 0x61, count: ProtocolLimits.maximumPasswordLength)),
+        .add(AddRequest(vault: .user(uid: 1000), itemClass: .genericPassword, attributes: [:], secret: [])),
+        .add(
+            AddRequest(
+                vault: .system, itemClass: .internetPassword, attributes: webAttributes, secret: Array("s3cret".utf8),
+                returnFlags: [.persistentRef])),
+        .copyMatching(vault: .user(uid: 1000), query: Query(itemClass: .genericPassword)),
+        .copyMatching(vault: .system, query: fullQuery),
+        .copyMatching(
+            vault: .user(uid: 0),
+            query: Query(itemClass: .genericPassword, matchLimit: .all, returnFlags: [.data, .attributes])),
+        .update(
+            UpdateRequest(
+                vault: .user(uid: 1000), query: fullQuery, attributes: [.comment: .string(unicode)], secret: nil)),
+        .update(
+            UpdateRequest(vault: .system, query: Query(itemClass: .genericPassword), attributes: [:], secret: [])),
+        .delete(vault: .user(uid: 1000), query: Query(itemClass: .internetPassword, matchLimit: .count(1))),
+        .changePassword(uid: 1000, oldKey: key, newKey: otherKey, parameters: kdf),
+        .passwordReset(uid: 1000, newKey: otherKey, parameters: kdf),
+        .recover(uid: 1000, recoveryKey: Array("ABCD-EFGH-IJKL".utf8), newKey: key, parameters: kdf),
+        .recover(
+            uid: 1000, recoveryKey: [UInt8](repeating: 0x5A, count: ProtocolLimits.maximumRecoveryKeyLength),
+            newKey: key, parameters: extremeKDF),
+        .rotateRecoveryKey(uid: 1000, key: key),
+        .listSessions,
+    ]
+
+    static let replies: [Reply] = [
+        .ok,
+        .error(status: .itemNotFound, message: "not found"),
+        .error(status: .param, message: ""),
+        .error(status: .interactionNotAllowed, message: string(ProtocolLimits.maximumErrorMessageLength)),
+        .error(status: .missingEntitlement, message: unicode),
+        .status(
+            VaultStatus(
+                uid: 1000, hasVault: true, unlocked: .all, sessionCount: 2, passwordOutOfSync: false,
+                itemsNotInKernel: 0)),
+        .status(
+            VaultStatus(
+                uid: .max, hasVault: false, unlocked: [], sessionCount: .max, passwordOutOfSync: true,
+                itemsNotInKernel: .max)),
+        .kdfParameters(kdf),
+        .kdfParameters(nil),
+        .items([]),
+        .items([
+            ResultItem(attributes: webAttributes, data: Array("s3cret".utf8), persistentRef: [0xAB, 0xCD]),
+            ResultItem(),
+            ResultItem(attributes: [:], data: [], persistentRef: []),
+        ]),
+        .recoveryKey(Array("ABCD-EFGH-IJKL-MNOP".utf8)),
+        .recoveryKey([]),
+        .sessions([]),
+        .sessions([
+            SessionInfo(
+                id: 1, uid: 1000, service: "sshd", tty: "ssh", remoteHost: "192.0.2.1", openedAt: 0, locked: false),
+            SessionInfo(
+                id: .max, uid: 0, service: unicode, tty: nil, remoteHost: nil, remoteUser: "root", openedAt: .min,
+                locked: true),
+        ]),
+    ]
+
+    /// Messages at the size limits (kept apart: large, so not used for mutation).
+    static let largeRequests: [Request] = [
+        .add(
+            AddRequest(
+                vault: .user(uid: 1000), itemClass: .genericPassword, attributes: maximalAttributes,
+                secret: [UInt8](repeating: 0xC3, count: ProtocolLimits.maximumSecretLength), returnFlags: .all)),
+        .copyMatching(
+            vault: .user(uid: 1000), query: Query(itemClass: .genericPassword, attributes: maximalAttributes)),
+    ]
+
+    static let largeReplies: [Reply] = [
+        .items([
+            ResultItem(
+                attributes: maximalAttributes,
+                data: [UInt8](repeating: 0x11, count: ProtocolLimits.maximumSecretLength),
+                persistentRef: [UInt8](repeating: 0x22, count: ProtocolLimits.maximumPersistentRefLength))
+        ]),
+        .items([ResultItem](repeating: ResultItem(), count: ProtocolLimits.maximumListCount)),
+    ]
+}
+
+/// Test helpers for building frames by hand.
+enum Bytes {
+    static func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
+    static func be32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
+    static func string(_ s: String) -> [UInt8] { be32(UInt32(s.utf8.count)) + Array(s.utf8) }
+    static func field(_ b: [UInt8]) -> [UInt8] { be32(UInt32(b.count)) + b }
+
+    /// A frame with a hand-made header and body.
+    static func frame(kind: UInt16, body: [UInt8], requestID: UInt32 = 1, version: UInt16 = 1) -> [UInt8] {
+        Frame.magic + be16(version) + be16(kind) + be32(requestID) + be32(UInt32(body.count)) + body
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
+    }
+
+    static func fromHex(_ text: String) -> [UInt8] {
+        let clean = Array(text.filter { !$0.isWhitespace })
+        return stride(from: 0, to: clean.count, by: 2).compactMap { UInt8(String(clean[$0...$0 + 1]), radix: 16) }
+    }
+}
+
+/// Decodes a whole buffer as exactly one request, or returns the error.
+func decodeRequest(_ bytes: [UInt8]) -> Result<Request, ProtocolError>? {
+    switch Frame.decode(bytes, as: Request.self) {
+    case .complete(let frame): return frame.length == bytes.count ? .success(frame.message) : nil
+    case .invalid(let error): return .failure(error)
+    case .needMore: return nil
+    }
+}
+
+/// Decodes a whole buffer as exactly one reply, or returns the error.
+func decodeReply(_ bytes: [UInt8]) -> Result<Reply, ProtocolError>? {
+    switch Frame.decode(bytes, as: Reply.self) {
+    case .complete(let frame): return frame.length == bytes.count ? .success(frame.message) : nil
+    case .invalid(let error): return .failure(error)
+    case .needMore: return nil
+    }
+}
