@@ -62,6 +62,8 @@ let package = Package(
 
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
+        .executableTarget(
+            name: "bench-keyring", dependencies: ["ArcaKeyring", "ArcaCrypto", "CKeyutils"], path: "bench/keyring"),
 
         // Tests mirror Sources/.
         .testTarget(name: "ArcaVaultTests", dependencies: ["ArcaVault", "arca-vault-crashtest"]),
@@ -72,6 +74,10 @@ let package = Package(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
+        // The keyring tests run the probe as throwaway users (setpriv) to read as them.
+        .executableTarget(
+            name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),
+        .testTarget(name: "ArcaKeyringTests", dependencies: ["ArcaKeyring", "ArcaCrypto", "arca-keyring-probe"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,1 +1,225 @@
 #include <keyutils.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sched.h>
+#include <unistd.h>
+
+/* clone() and CLONE_VM are GNU extensions; the module is not built with
+ * _GNU_SOURCE, so declare them here (values from <linux/sched.h>). */
+#ifndef CLONE_VM
+#define CLONE_VM 0x00000100
+#endif
+extern int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+
+/*
+ * ArcaKeyring's one piece of C: run a few keyctl calls with the real uid of
+ * another user, in a short-lived child process, the way pam_keyinit does.
+ *
+ * Why a child: the kernel resolves KEY_SPEC_USER_KEYRING (@u) from the
+ * caller's *real* uid, so root must become the user to link a ring into that
+ * user's @u. glibc's setresuid() changes every thread of the process (the
+ * SIGSETXID broadcast), so it is out. A raw per-thread setresuid would work and
+ * cost two system calls, but while it lasts the daemon's thread has the user's
+ * real uid, and kill/tgkill let a user signal any task whose real uid is theirs:
+ * the user could SIGSTOP or SIGKILL the root daemon in that window. A child
+ * with the user's real uid can only hurt itself: the parent waits a bounded
+ * time and kills it.
+ *
+ * Why clone(CLONE_VM) and not fork(): fork copies the page tables, and a daemon
+ * holding many mlocked secrets (each SecretBytes is its own guarded mapping)
+ * pays milliseconds per fork; a CLONE_VM child shares the memory and costs
+ * about as much as a thread. It runs on its own small stack, with every signal
+ * blocked (so none of the parent's handlers can run in it), and makes only raw
+ * system calls through the inline `arca_raw_syscall` below: no libc function,
+ * no errno (which would be the parent thread's), no allocation, no lock. It
+ * writes only its result struct; the parent reads it after reaping the child.
+ */
+
+#if defined(__x86_64__)
+static inline long arca_raw_syscall(long n, long a1, long a2, long a3, long a4, long a5) {
+    long ret;
+    register long r10 __asm__("r10") = a4;
+    register long r8 __asm__("r8") = a5;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8)
+                     : "rcx", "r11", "memory");
+    return ret;
+}
+#elif defined(__aarch64__)
+static inline long arca_raw_syscall(long n, long a1, long a2, long a3, long a4, long a5) {
+    register long x8 __asm__("x8") = n;
+    register long x0 __asm__("x0") = a1;
+    register long x1 __asm__("x1") = a2;
+    register long x2 __asm__("x2") = a3;
+    register long x3 __asm__("x3") = a4;
+    register long x4 __asm__("x4") = a5;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory", "cc");
+    return x0;
+}
+#else
+#error "arca_raw_syscall: add this architecture's system-call sequence"
+#endif
+
+/* What the child should do, as a bit set, in this order. */
+#define ARCA_USER_OP_FIND 1  /* search @u (direct links first) for keyring `description` */
+#define ARCA_USER_OP_LINK 2  /* link `ring` into @u, displacing a keyring of the same description */
+#define ARCA_USER_OP_CLEAR 4 /* clear @u (account deletion) */
+
+/* Which step failed, reported with its errno. */
+#define ARCA_USER_STEP_NONE 0
+#define ARCA_USER_STEP_FORK 1
+#define ARCA_USER_STEP_SETUID 2
+#define ARCA_USER_STEP_USER_KEYRING 3
+#define ARCA_USER_STEP_FIND 4
+#define ARCA_USER_STEP_LINK 5
+#define ARCA_USER_STEP_CLEAR 6
+#define ARCA_USER_STEP_WAIT 7
+#define ARCA_USER_STEP_CHILD_DIED 8
+
+typedef struct {
+    int32_t user_keyring; /* serial of the user's @u */
+    int32_t found;        /* serial found by ARCA_USER_OP_FIND, 0 if none */
+    int32_t step;         /* ARCA_USER_STEP_* that failed, 0 on success */
+    int32_t error;        /* errno of that step */
+    int32_t done;         /* set by the child as its last act */
+} arca_user_op_result;
+
+typedef struct {
+    uid_t uid;
+    int ops;
+    const char *description;
+    key_serial_t ring;
+    arca_user_op_result *result;
+} arca_user_op_request;
+
+/* The child. Raw system calls only (see above). */
+static int arca_user_op_child(void *argument) {
+    arca_user_op_request *request = (arca_user_op_request *)argument;
+    arca_user_op_result *result = request->result;
+    long r = arca_raw_syscall(SYS_setresuid, (long)request->uid, -1, -1, 0, 0);
+    if (r < 0) {
+        result->step = ARCA_USER_STEP_SETUID;
+        result->error = (int32_t)-r;
+        return 1;
+    }
+    r = arca_raw_syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, 1, 0, 0);
+    if (r < 0) {
+        result->step = ARCA_USER_STEP_USER_KEYRING;
+        result->error = (int32_t)-r;
+        return 1;
+    }
+    result->user_keyring = (int32_t)r;
+    if (request->ops & ARCA_USER_OP_FIND) {
+        r = arca_raw_syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, (long)"keyring",
+                             (long)request->description, 0);
+        /* A revoked or dying match (EKEYREVOKED, EKEYEXPIRED; seen right after
+         * a purge while the garbage collector runs) is no usable ring: the
+         * same as none. A link displaces it anyway. */
+        if (r >= 0) {
+            result->found = (int32_t)r;
+        } else if (r != -ENOKEY && r != -EKEYREVOKED && r != -EKEYEXPIRED) {
+            result->step = ARCA_USER_STEP_FIND;
+            result->error = (int32_t)-r;
+            return 1;
+        }
+    }
+    if (request->ops & ARCA_USER_OP_LINK) {
+        r = arca_raw_syscall(SYS_keyctl, KEYCTL_LINK, request->ring, KEY_SPEC_USER_KEYRING, 0, 0);
+        if (r < 0) {
+            result->step = ARCA_USER_STEP_LINK;
+            result->error = (int32_t)-r;
+            return 1;
+        }
+    }
+    if (request->ops & ARCA_USER_OP_CLEAR) {
+        r = arca_raw_syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING, 0, 0, 0);
+        if (r < 0) {
+            result->step = ARCA_USER_STEP_CLEAR;
+            result->error = (int32_t)-r;
+            return 1;
+        }
+    }
+    result->done = 1;
+    return 0;
+}
+
+#define ARCA_USER_OP_STACK_SIZE (64 * 1024)
+
+/*
+ * Runs `ops` with real uid `uid` (effective uid stays 0, so root-owned keys
+ * keep their owner permissions) in a child task. Waits at most `timeout_ms`
+ * for it; a child that does not finish in time (for instance because the user
+ * stopped it) is killed. Returns 0 and fills `result`; on failure
+ * result->step and result->error say what went wrong.
+ */
+static inline int arca_keyring_as_user(uid_t uid, int ops, const char *description, key_serial_t ring,
+                                       int timeout_ms, arca_user_op_result *result) {
+    memset(result, 0, sizeof *result);
+    void *stack = mmap(NULL, ARCA_USER_OP_STACK_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) {
+        result->step = ARCA_USER_STEP_FORK;
+        result->error = errno;
+        return -1;
+    }
+    arca_user_op_request request = {uid, ops, description, ring, result};
+
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    pid_t pid = clone(arca_user_op_child, (char *)stack + ARCA_USER_OP_STACK_SIZE, CLONE_VM | SIGCHLD, &request);
+    int clone_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
+    if (pid < 0) {
+        munmap(stack, ARCA_USER_OP_STACK_SIZE);
+        result->step = ARCA_USER_STEP_FORK;
+        result->error = clone_errno;
+        return -1;
+    }
+
+    /* Bounded wait: a pidfd becomes readable when the child exits. */
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd >= 0) {
+        struct pollfd pfd = {.fd = pidfd, .events = POLLIN, .revents = 0};
+        int n;
+        do {
+            n = poll(&pfd, 1, timeout_ms);
+        } while (n < 0 && errno == EINTR);
+        if (n == 0) {
+            kill(pid, SIGKILL);
+        }
+        close(pidfd);
+    }
+    int status = 0;
+    pid_t w;
+    do {
+        w = waitpid(pid, &status, 0);
+    } while (w < 0 && errno == EINTR);
+    int wait_errno = errno;
+    /* The child is gone (reaped, or auto-reaped if SIGCHLD is ignored): its stack is free. */
+    munmap(stack, ARCA_USER_OP_STACK_SIZE);
+
+    if (w < 0 && wait_errno != ECHILD) {
+        result->step = ARCA_USER_STEP_WAIT;
+        result->error = wait_errno;
+        return -1;
+    }
+    if (result->step != 0) {
+        return -1;
+    }
+    if (!result->done || (w >= 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))) {
+        result->step = ARCA_USER_STEP_CHILD_DIED;
+        result->error = (w >= 0 && WIFSIGNALED(status)) ? WTERMSIG(status) : 0;
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,61 @@
+import CKeyutils
+
+// Why a child task and not a uid switch in this process: the kernel resolves @u
+// from the caller's real uid. glibc's setresuid changes every thread of a
+// threaded process, and a raw per-thread setresuid, though cheap, would let the
+// user signal (SIGSTOP, SIGKILL) the root daemon while it lasts, since kill
+// compares the sender's uid with the target's real uid. A child can only hurt
+// itself; it is bounded by a timeout and killed. It is a clone(CLONE_VM) child
+// making only raw system calls (details in CKeyutils/shim.h): fork() would copy
+// the page tables of a process holding many guarded secrets, milliseconds each.
+
+/// The few keyring calls that must run with another user's real uid (linking
+/// into or clearing that user's `@u`). They run in a short-lived child process
+/// written in C (`arca_keyring_as_user` in CKeyutils/shim.h); the reasons for
+/// a child rather than a per-thread `setresuid` are given there.
+enum UserKeyringSwitch {
+    /// What the child found.
+    struct Outcome: Equatable {
+        /// The serial of the user's `@u` (created if it did not exist).
+        var userKeyring: Int32
+        /// The serial of the keyring found by description in `@u`, if any.
+        var found: Int32?
+    }
+
+    /// How long to wait for the child before killing it: it does three system
+    /// calls, so only a stopped or starved child takes this long.
+    static let timeoutMilliseconds: Int32 = 5_000
+
+    /// As user `uid`: optionally find the keyring `description` in `@u`, then
+    /// optionally link `ring` into `@u` (displacing the found one), then optionally
+    /// clear `@u`. The corresponding C function is `arca_keyring_as_user`.
+    static func run(
+        uid: UInt32, find description: String?, link ring: Int32? = nil, clear: Bool = false
+    ) throws(KeyringError) -> Outcome {
+        var ops: Int32 = 0
+        if description != nil { ops |= ARCA_USER_OP_FIND }
+        if ring != nil { ops |= ARCA_USER_OP_LINK }
+        if clear { ops |= ARCA_USER_OP_CLEAR }
+        var result = arca_user_op_result()
+        let status = (description ?? "").withCString { cDescription in
+            arca_keyring_as_user(uid, ops, cDescription, ring ?? 0, timeoutMilliseconds, &result)
+        }
+        if status == 0 {
+            return Outcome(userKeyring: result.user_keyring, found: result.found == 0 ? nil : result.found)
+        }
+        let code = KeyringErrno(rawValue: result.error)
+        let operation: String
+        switch result.step {
+        case ARCA_USER_STEP_FORK: operation = "fork"
+        case ARCA_USER_STEP_SETUID: operation = "setresuid"
+        case ARCA_USER_STEP_USER_KEYRING: operation = "keyctl_get_keyring_ID(@u)"
+        case ARCA_USER_STEP_FIND: operation = "keyctl_search(@u)"
+        case ARCA_USER_STEP_LINK: operation = "keyctl_link(@u)"
+        case ARCA_USER_STEP_CLEAR: operation = "keyctl_clear(@u)"
+        case ARCA_USER_STEP_WAIT: operation = "waitpid"
+        default:
+            throw KeyringError.helperFailed(uid: uid, signal: result.error)
+        }
+        throw KeyringError.system(code, operation: operation)
+    }
+}

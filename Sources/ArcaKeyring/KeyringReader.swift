@@ -1,0 +1,64 @@
+import ArcaCrypto
+
+/// The read path of the CLI and the library: items straight from the kernel,
+/// two system calls in the common case.
+///
+/// A key is readable only by a process that *possesses* it, that is, reaches it
+/// from its own thread, process or session keyring. A login session set up by
+/// pam_keyinit links `@u` into the session keyring, but a systemd service with
+/// `KeyringMode=private` has a fresh session keyring without it, and a
+/// cron-like process has none. So the reader links `@u` (and, for services, the
+/// caller's persistent keyring) into its *process* keyring, which is neither
+/// inherited by children nor kept across exec, then searches that.
+public struct KeyringReader: Sendable {
+    /// Whether to also look in the caller's persistent keyring (`arca:svc`, for services).
+    public var includesPersistentKeyring: Bool
+
+    /// A reader; `includesPersistentKeyring` for system services reading granted items.
+    public init(includesPersistentKeyring: Bool = false) {
+        self.includesPersistentKeyring = includesPersistentKeyring
+    }
+
+    /// The serial of the item's key, linking the keyrings into the process keyring
+    /// on first use. Throws ENOKEY if the item is not in the kernel (locked, absent,
+    /// or too large for the kernel: ask arcad).
+    public func find(_ key: KeyringItemKey) throws(KeyringError) -> KeySerial {
+        let description = key.keyDescription
+        do throws(KeyringErrno) {
+            return try KeySerial.processKeyring.search(type: "user", description: description)
+        } catch {
+            // ENOKEY here is also what a missing process keyring (a fresh process or
+            // a forked child) gives, so link and search once more.
+            guard error == .noKey else { throw KeyringError.from(error, operation: "keyctl_search") }
+        }
+        try linkSources()
+        return try mapped("keyctl_search") { () throws(KeyringErrno) in
+            try KeySerial.processKeyring.search(type: "user", description: description)
+        }
+    }
+
+    /// The item's secret, in new secure storage.
+    public func read(_ key: KeyringItemKey) throws(KeyringError) -> SecretBytes {
+        let serial = try find(key)
+        return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read() }
+    }
+
+    /// Reads the item's secret into `buffer` without allocating; returns the
+    /// secret's length, which may exceed `buffer.count` (then only a prefix was copied).
+    public func read(_ key: KeyringItemKey, into buffer: SecretBytes) throws(KeyringError) -> Int {
+        let serial = try find(key)
+        return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read(into: buffer) }
+    }
+
+    /// Links `@u` (and the persistent keyring) into the process keyring, creating it.
+    public func linkSources() throws(KeyringError) {
+        try mapped("keyctl_link(@u, @p)") { () throws(KeyringErrno) in
+            try KeySerial.userKeyring.link(into: .processKeyring)
+        }
+        if includesPersistentKeyring {
+            _ = try mapped("keyctl_get_persistent") { () throws(KeyringErrno) in
+                try KeySerial.persistentKeyring(uid: nil, linkingInto: .processKeyring)
+            }
+        }
+    }
+}
