@@ -14,6 +14,7 @@ extension Reply {
             w.u32(s.sessionCount)
             w.bool(s.passwordOutOfSync)
             w.u32(s.itemsNotInKernel)
+            w.bool(s.hasRecoveryKey)
         case .kdfParameters(let parameters):
             try w.optional(parameters) { w, p throws(ProtocolError) in try w.kdf(p) }
         case .items(let items):
@@ -61,7 +62,7 @@ extension Reply {
                 VaultStatus(
                     uid: try r.u32(), hasVault: try r.bool(field: "hasVault"), unlocked: try r.lockClasses(),
                     sessionCount: try r.u32(), passwordOutOfSync: try r.bool(field: "passwordOutOfSync"),
-                    itemsNotInKernel: try r.u32()))
+                    itemsNotInKernel: try r.u32(), hasRecoveryKey: try r.bool(field: "hasRecoveryKey")))
         case .kdfParametersReply:
             return .kdfParameters(try r.optional(field: "parameters") { r throws(ProtocolError) in try r.kdf() })
         case .items:

@@ -50,11 +50,13 @@ public struct VaultStatus: Sendable, Hashable {
     public var passwordOutOfSync: Bool
     /// Items served by arcad over the socket because the kernel cannot hold them.
     public var itemsNotInKernel: UInt32
+    /// Whether a recovery key is enrolled for the vault.
+    public var hasRecoveryKey: Bool
 
     /// A status from its parts.
     public init(
         uid: UInt32, hasVault: Bool, unlocked: LockClasses, sessionCount: UInt32, passwordOutOfSync: Bool,
-        itemsNotInKernel: UInt32
+        itemsNotInKernel: UInt32, hasRecoveryKey: Bool = false
     ) {
         self.uid = uid
         self.hasVault = hasVault
@@ -62,6 +64,7 @@ public struct VaultStatus: Sendable, Hashable {
         self.sessionCount = sessionCount
         self.passwordOutOfSync = passwordOutOfSync
         self.itemsNotInKernel = itemsNotInKernel
+        self.hasRecoveryKey = hasRecoveryKey
     }
 }
 

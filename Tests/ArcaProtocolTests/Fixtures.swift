@@ -96,7 +96,7 @@ enum Fixtures {
         .status(
             VaultStatus(
                 uid: 1000, hasVault: true, unlocked: .all, sessionCount: 2, passwordOutOfSync: false,
-                itemsNotInKernel: 0)),
+                itemsNotInKernel: 0, hasRecoveryKey: true)),
         .status(
             VaultStatus(
                 uid: .max, hasVault: false, unlocked: [], sessionCount: .max, passwordOutOfSync: true,
