@@ -74,11 +74,13 @@ let package = Package(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon", "ArcaTestSupport"]),
         // arcad end to end: the real binary, real sockets, real kernel, throwaway users.
+        // (arcad is not a dependency: its -static-stdlib would leak into the test bundle's
+        // link; `swift build --build-tests` builds it anyway.)
         .target(name: "ArcaTestSupport", path: "Tests/ArcaTestSupport"),
         .executableTarget(name: "arcad-probe", dependencies: ["ArcaProtocol"], path: "Tests/ArcadProbe"),
         .testTarget(
             name: "ArcadTests",
-            dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad", "arcad-probe",
+            dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
                            "arca-keyring-probe"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
