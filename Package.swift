@@ -64,6 +64,13 @@ let package = Package(
         .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol", "ArcaCrypto"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
 
+        // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
+        .executableTarget(
+            name: "arca-test-arcad-recorder", dependencies: ["ArcaProtocol", "ArcaCrypto"],
+            path: "Tests/ArcaPAMRecorder"),
+        // Runs PAM steps with forks and fresh handles between them (sshd/xrdp shapes), and timed loops for bench/pam.
+        .executableTarget(name: "arca-test-pam-driver", dependencies: ["CPAM"], path: "Tests/ArcaPAMDriver"),
+
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
 
