@@ -115,3 +115,18 @@ expect_lines() {
 expect() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got [$2], expected [$3]"; fi; }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# solo NAME [MODULE ARGS...]: a service where pam_arca is the only module that
+# counts in auth and session, for arca-test-pam-driver, which prints the code
+# of each step: the module's own code, except that PAM_IGNORE from the only
+# module comes out as 6 (PAM_PERM_DENIED: no module decided).
+solo() {
+    local name=$1
+    shift
+    cat >"$work/svc/$name" <<EOS
+auth      [default=ignore]   $wrapdir/pam_set_items.so
+auth      required           $module socket=$sock $*
+account   required           pam_permit.so
+session   required           $module socket=$sock $*
+EOS
+}
