@@ -79,6 +79,7 @@ let package = Package(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
+        .testTarget(name: "ArcaPAMTests", dependencies: ["ArcaPAM", "ArcaCrypto", "ArcaProtocol", "CPAM"]),
     ],
     swiftLanguageModes: [.v5]
 )
