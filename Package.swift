@@ -69,7 +69,8 @@ let package = Package(
             name: "arca-test-arcad-recorder", dependencies: ["ArcaProtocol", "ArcaCrypto"],
             path: "Tests/ArcaPAMRecorder"),
         // Runs PAM steps with forks and fresh handles between them (sshd/xrdp shapes), and timed loops for bench/pam.
-        .executableTarget(name: "arca-test-pam-driver", dependencies: ["CPAM"], path: "Tests/ArcaPAMDriver"),
+        .executableTarget(
+            name: "arca-test-pam-driver", dependencies: ["CPAM", "ArcaProtocol"], path: "Tests/ArcaPAMDriver"),
 
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),

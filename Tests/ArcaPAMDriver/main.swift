@@ -8,8 +8,16 @@
 //   STEP: auth | open | close | chauthtok | fork (the rest runs in a child;
 //         the parent waits) | newhandle (pam_end, then pam_start again) | loop:N
 //         (repeat the steps after it N times, printing only the elapsed time)
+//         | pause:FILE (wait until FILE exists, so a test can look around
+//         while a session is open)
 //
 // Prints "<step> <pam code>" per step. Test use only.
+//
+// Also a minimal arcad client for 35-pam-arcad.sh, which runs before the CLI
+// exists: `arca-test-pam-driver --arcad SOCKET add UID SERVICE ACCOUNT CLASS`
+// (secret from stdin; CLASS whenUnlocked or afterFirstUnlock) and
+// `--arcad SOCKET lock UID` (lock whenUnlocked, as a screen lock does).
+import ArcaProtocol
 import CPAM
 
 #if canImport(Glibc)
@@ -17,6 +25,50 @@ import Glibc
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--arcad" { clientMain(Array(arguments.dropFirst())) }
+
+func clientMain(_ arguments: [String]) -> Never {
+    guard arguments.count >= 3, let uid = UInt32(arguments[2]) else {
+        fputs("usage: arca-test-pam-driver --arcad SOCKET add|lock UID ...\n", stderr)
+        exit(2)
+    }
+    let request: Request
+    switch arguments[1] {
+    case "add" where arguments.count == 6:
+        var secret: [UInt8] = []
+        while case let c = getchar(), c != EOF { secret.append(UInt8(truncatingIfNeeded: c)) }
+        let accessibility: Accessibility = arguments[5] == "afterFirstUnlock" ? .afterFirstUnlock : .whenUnlocked
+        request = .add(
+            AddRequest(
+                vault: .user(uid: uid), itemClass: .genericPassword,
+                attributes: [
+                    .service: .string(arguments[3]), .account: .string(arguments[4]),
+                    .accessible: .accessibility(accessibility),
+                ], secret: secret))
+    case "lock":
+        request = .lock(uid: uid, classes: .whenUnlocked)
+    default:
+        fputs("unknown client command\n", stderr)
+        exit(2)
+    }
+    do {
+        let reply = try ArcadClient(path: arguments[0], timeoutMilliseconds: 5_000).send(request)
+        switch reply {
+        case .ok, .items:
+            print("ok")
+            exit(0)
+        case .error(let status, let message):
+            print("error \(status.rawValue) \(message)")
+            exit(1)
+        default:
+            print("reply \(reply.kind)")
+            exit(1)
+        }
+    } catch {
+        print("client error \(error)")
+        exit(1)
+    }
+}
 guard arguments.count >= 3 else {
     fputs("usage: arca-test-pam-driver SERVICE USER STEP...\n", stderr)
     exit(2)
@@ -50,6 +102,11 @@ func run(_ step: String, _ handle: inout OpaquePointer, quiet: Bool = false) {
     case "open": rc = pam_open_session(handle, 0)
     case "close": rc = pam_close_session(handle, 0)
     case "chauthtok": rc = pam_chauthtok(handle, 0)
+    case let pause where pause.hasPrefix("pause:"):
+        let file = String(pause.dropFirst(6))
+        print("paused")
+        fflush(stdout)
+        while access(file, F_OK) != 0 { usleep(20_000) }
     case "newhandle":
         _ = pam_end(handle, PAM_SUCCESS)
         handle = start()
