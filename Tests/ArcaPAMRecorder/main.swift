@@ -23,6 +23,8 @@ let usage = """
       --hang KIND        never answer KIND ("all": any request)
       --close KIND       close the connection instead of answering KIND
       --recovery         answer enroll with a recovery key instead of ok
+    arca-test-arcad-recorder --kdf-bench
+      calibrate Argon2id as pam_arca does at enrollment, print "ops memory median_ms" of 5 derivations
     """
 
 struct Config {
@@ -207,7 +209,9 @@ func readExactly(_ fd: Int32, _ count: Int, into buffer: inout [UInt8]) -> Bool 
     var chunk = [UInt8](repeating: 0, count: count)
     var filled = 0
     while filled < count {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, count - filled) }
+        let n = chunk.withUnsafeMutableBytes { raw in
+            raw.baseAddress.map { read(fd, $0 + filled, count - filled) } ?? -1
+        }
         if n < 0 && errno == EINTR { continue }
         if n <= 0 { return false }
         filled += n
@@ -245,6 +249,20 @@ func serve(_ fd: Int32, _ recorder: Recorder) -> Bool {
     }
 }
 
+func kdfBench() -> Never {
+    do {
+        let parameters = try Argon2id.calibrate(targetSeconds: 0.25)
+        var samples: [Double] = []
+        for _ in 0..<5 { samples.append(try Argon2id.measure(parameters)) }
+        samples.sort()
+        print("\(parameters.opsLimit) \(parameters.memoryLimit) \(Int((samples[2] * 1000).rounded()))")
+        exit(0)
+    } catch {
+        die("calibration failed: \(error)")
+    }
+}
+
+if CommandLine.arguments.dropFirst().first == "--kdf-bench" { kdfBench() }
 let config = parseArguments()
 let recorder = Recorder(config: config)
 signal(SIGPIPE, SIG_IGN)
