@@ -55,6 +55,24 @@ t2=$(grep ^openSession <<<"$r" | sed -n 2p | sed 's/.*token=\([0-9a-f]*\).*/\1/'
 expect "closing the second session presents the second token only" \
     "$(grep ^closeSession <<<"$r" | sed 's/.*token=\([0-9a-f]*\).*/\1/')" "$t2"
 
+echo "-- no threads: fork is safe at any point"
+nm -D --undefined-only "$module" | grep -qw pthread_create && bad "pam_arca.so imports pthread_create" ||
+    ok "pam_arca.so does not import pthread_create"
+nm "$module" | grep -qE 'dispatch_async|swift_task_create' && bad "Dispatch or Swift Concurrency linked in" ||
+    ok "no Dispatch or Swift Concurrency code in pam_arca.so"
+PAM_AUTHTOK=pw wrapped "$driver" solo $u auth open "pause:$work/go" close >"$work/t" &
+dpid=$!
+for _ in $(seq 200); do grep -q paused "$work/t" && break; sleep 0.02; done
+# The background job is a subshell running the driver; find the driver itself.
+tpid=$(pgrep -f "arca-test-pam-driver solo $u auth open pause:$work/go" | head -1)
+comm=$(cat /proc/$tpid/comm 2>/dev/null)
+threads=$(ls /proc/$tpid/task 2>/dev/null | wc -l)
+expect "the process measured is the driver" "$comm" arca-test-pam-d
+touch "$work/go"
+wait $dpid || true
+expect "one thread in the process after auth and open_session" "$threads" 1
+requests >/dev/null
+
 echo "-- a real /etc/pam.d service: pam_unix, pam_keyinit force revoke, pam_arca"
 svc=arca-test-$$
 echo "$u:unix-pass-1" | chpasswd
