@@ -218,7 +218,8 @@ public final class PAMModule {
         if let oldPassword = context.secretItem(.oldAuthToken) {
             let oldKey = try derive(oldPassword, current)
             try expectOK(
-                .changePassword(uid: uid, oldKey: oldKey.requestBytes(), newKey: newKey.requestBytes(), parameters: wire))
+                .changePassword(
+                    uid: uid, oldKey: oldKey.requestBytes(), newKey: newKey.requestBytes(), parameters: wire))
             info("re-wrapped the vault of \(user) to the new password")
         } else {
             try expectOK(.passwordReset(uid: uid, newKey: newKey.requestBytes(), parameters: wire))

@@ -65,7 +65,9 @@ func parseArguments() -> Config {
         case "--hang": config.hang.insert(value(argument))
         case "--close": config.close.insert(value(argument))
         case "--recovery": config.recovery = true
-        case "--help": print(usage); exit(0)
+        case "--help":
+            print(usage)
+            exit(0)
         default: die("unknown argument \(argument)")
         }
     }
@@ -97,7 +99,8 @@ final class Recorder {
         if recordFD < 0 { die("cannot open \(config.record)") }
         if let password = config.password {
             let salt = [UInt8](repeating: 7, count: 16)
-            let parameters = KeyDerivationParameters(opsLimit: config.ops, memoryLimit: UInt64(config.memory), salt: salt)
+            let parameters = KeyDerivationParameters(
+                opsLimit: config.ops, memoryLimit: UInt64(config.memory), salt: salt)
             vault = Vault(parameters: parameters, keyPrint: Recorder.derivePrint(password, parameters))
         }
     }
@@ -106,7 +109,8 @@ final class Recorder {
         var bytes = Array(password.utf8)
         guard let secret = try? SecretBytes(consuming: &bytes),
             let key = try? Argon2id.deriveKey(
-                password: secret, parameters: KDFParameters(opsLimit: p.opsLimit, memoryLimit: Int(p.memoryLimit), salt: p.salt))
+                password: secret,
+                parameters: KDFParameters(opsLimit: p.opsLimit, memoryLimit: Int(p.memoryLimit), salt: p.salt))
         else { die("cannot derive the initial vault key") }
         return fingerprint(key.withUnsafeBytes { Array($0) })
     }
@@ -277,7 +281,9 @@ withUnsafeMutableBytes(of: &address.sun_path) { raw in
 }
 unlink(config.socket)
 let bound = withUnsafePointer(to: &address) {
-    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+    }
 }
 guard bound == 0, listen(listener, 64) == 0 else { die("cannot listen on \(config.socket)") }
 chmod(config.socket, 0o666)

@@ -70,7 +70,8 @@ func key(_ password: String, _ p: KeyDerivationParameters) throws -> [UInt8] {
     var bytes = Array(password.utf8)
     let secret = try SecretBytes(consuming: &bytes)
     let derived = try Argon2id.deriveKey(
-        password: secret, parameters: KDFParameters(opsLimit: p.opsLimit, memoryLimit: Int(p.memoryLimit), salt: p.salt))
+        password: secret, parameters: KDFParameters(opsLimit: p.opsLimit, memoryLimit: Int(p.memoryLimit), salt: p.salt)
+    )
     return derived.withUnsafeBytes { Array($0) }
 }
 

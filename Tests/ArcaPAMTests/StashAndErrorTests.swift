@@ -40,8 +40,10 @@ import Testing
             (.unknownUser("bob"), "unknown user bob"),
             (.arcadUnavailable(.timedOut), "arcad did not answer in time"),
             (.arcadUnavailable(.connectionClosed), "arcad closed the connection"),
-            (.arcadRefused(request: .unlock, status: .authFailed, message: "wrong key"),
-             "arcad refused unlock (-25293): wrong key"),
+            (
+                .arcadRefused(request: .unlock, status: .authFailed, message: "wrong key"),
+                "arcad refused unlock (-25293): wrong key"
+            ),
             (.unexpectedReply(request: .unlock, reply: .items), "arcad answered unlock with items"),
             (.unusableParameters("salt"), "unusable KDF parameters from arcad: salt"),
             (.crypto("out of memory"), "key derivation failed: out of memory"),
