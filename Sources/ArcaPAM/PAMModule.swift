@@ -117,6 +117,11 @@ public final class PAMModule {
 
     private func openSession() throws(ModuleError) -> Int32 {
         let (user, uid) = try currentUser()
+        // Idempotent per handle: a second open must not orphan the first token.
+        if let open = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), open.uid == uid {
+            debug("a session of \(user) is already open in this handle")
+            return Int32(PAM_SUCCESS)
+        }
         var firstFailure: ModuleError?
         let stash = context.stashed(name: AuthStash.name).flatMap(AuthStash.parse)
         context.removeStash(name: AuthStash.name)

@@ -58,6 +58,17 @@ import Testing
         #expect(context.logs == ["debug closed a session of alice"])
     }
 
+    @Test func openSessionIsIdempotentPerHandle() throws {
+        let context = FakeContext()
+        let arcad = FakeArcad()
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["openSession"])
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == success)
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["openSession", "closeSession"])
+    }
+
     @Test func screenLockerUnlocksInAuth() throws {
         let context = FakeContext()
         context.secrets[.authToken] = "pw"
