@@ -5,7 +5,8 @@
 # The end-to-end version against the real arcad is 35-pam-arcad.sh.
 source "$(dirname "$0")/30-pam-lib.bash"
 u=arca-pam-t1
-uid=$(new_user $u)
+new_user $u
+uid=$(id -u $u)
 gid=$(id -g $u)
 H='[0-9a-f]{8}'
 N='[0-9]+'
@@ -96,8 +97,7 @@ expect_lines "unlock_in_auth: unlock during auth, not again in open_session" "$(
     "closeSession uid=$uid token=$H peer=0 -> ok"
 
 echo "-- screen locker: auth run as the user"
-rc=0; PAM_AUTHTOK=first-pass wrapped setpriv --reuid="$uid" --regid="$gid" --clear-groups \
-    pamtester locker $u authenticate >/dev/null || rc=$?
+rc=0; PAM_AUTHTOK=first-pass wrapped_as "$uid" "$gid" pamtester locker $u authenticate >/dev/null || rc=$?
 expect "locker: auth returns PAM_IGNORE as the user" "$rc" 0
 expect_lines "locker: unprivileged auth unlocks at once, from the user's own uid" "$(requests)" \
     "kdfParameters uid=$uid peer=$uid -> params" \
@@ -135,7 +135,8 @@ expect_lines "reset: passwordReset with a key of the new password" "$(requests)"
 
 echo "-- no_auto_enroll, only_if"
 u2=arca-pam-t2
-uid2=$(new_user $u2)
+new_user $u2
+uid2=$(id -u $u2)
 start_recorder
 rc=0; PAM_AUTHTOK=pw wrapped pamtester login-no-enroll $u2 authenticate open_session close_session >/dev/null || rc=$?
 expect "no_auto_enroll: PAM_IGNORE, PAM_SUCCESS" "$rc" 0

@@ -31,12 +31,12 @@ ok() { echo "ok   $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL $1"; [ $# -gt 1 ] && printf '%s\n' "${@:2}" | sed 's/^/     /'; fail=$((fail + 1)); }
 summary() { echo "$1: $pass passed, $fail failed"; [ "$fail" -eq 0 ]; }
 
-# new_user NAME: a throwaway user without home, removed on exit; prints the uid.
+# new_user NAME: a throwaway user without home, removed on exit. Not in a
+# command substitution: the cleanup list lives in this shell.
 new_user() {
     userdel "$1" 2>/dev/null || true
     useradd -M -s /usr/sbin/nologin "$1"
     created_users+=("$1")
-    id -u "$1"
 }
 
 # start_recorder ARGS...: (re)starts the stand-in arcad with an empty record.
@@ -81,6 +81,16 @@ EOS
 wrapped() {
     env PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
         PAM_WRAPPER_DEBUGLEVEL=2 "$@" 2>"$work/stderr"
+}
+
+# wrapped_as UID GID CMD...: as wrapped, but as another user. The preload is
+# set after setpriv drops privileges: preloaded into setpriv itself, pam_wrapper
+# would leave its /tmp/pam.X copy behind when setpriv execs.
+wrapped_as() {
+    local uid=$1 gid=$2
+    shift 2
+    setpriv --reuid="$uid" --regid="$gid" --clear-groups env PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so \
+        PAM_WRAPPER_SERVICE_DIR="$work/svc" PAM_WRAPPER_DEBUGLEVEL=2 "$@" 2>"$work/stderr"
 }
 
 # syslog: the module's syslog lines of the last wrapped run, "PRIORITY message".

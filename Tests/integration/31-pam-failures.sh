@@ -3,7 +3,8 @@
 # connection or answering errors → PAM_IGNORE, one syslog line, bounded time.
 source "$(dirname "$0")/30-pam-lib.bash"
 u=arca-pam-f1
-uid=$(new_user $u)
+new_user $u
+uid=$(id -u $u)
 H='[0-9a-f]{8}'
 stack ignore-all ignore ignore timeout=500
 stack ignore-auth ignore success timeout=500

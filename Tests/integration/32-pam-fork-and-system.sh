@@ -4,7 +4,8 @@
 # (no pam_wrapper), both against the recording stand-in for arcad.
 source "$(dirname "$0")/30-pam-lib.bash"
 u=arca-pam-k1
-uid=$(new_user $u)
+new_user $u
+uid=$(id -u $u)
 H='[0-9a-f]{8}'
 solo solo debug
 start_recorder --password pw

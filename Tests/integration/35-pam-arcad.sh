@@ -27,7 +27,8 @@ stop_arcad() {
 trap 'stop_arcad; cleanup' EXIT
 
 u=arca-pam-e1
-uid=$(new_user $u)
+new_user $u
+uid=$(id -u $u)
 gid=$(id -g $u)
 as_user() { setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@"; }
 # keys RING: how many keys the user's ring RING (arca:wu, arca:afu) holds, as
@@ -92,7 +93,7 @@ for _ in $(seq 300); do grep -q paused "$work/s4" && break; sleep 0.02; done
 expect "lock as the user" "$(as_user "$driver" --arcad "$sock" lock "$uid")" ok
 expect "locked: whenUnlocked gone" "$(keys arca:wu)" 0
 stack locker ignore success timeout=2000
-rc=0; PAM_AUTHTOK=pass-1 wrapped as_user pamtester locker $u authenticate >/dev/null || rc=$?
+rc=0; PAM_AUTHTOK=pass-1 wrapped_as "$uid" "$gid" pamtester locker $u authenticate >/dev/null || rc=$?
 expect "locker auth as the user: PAM_IGNORE" "$rc" 0
 expect "locker auth brought whenUnlocked back" "$(keys arca:wu)" 1
 touch "$work/go4"
@@ -125,7 +126,8 @@ session  required  pam_keyinit.so force revoke
 session  optional  $module socket=$sock
 EOS
 u2=arca-pam-e2
-uid2=$(new_user $u2)
+new_user $u2
+uid2=$(id -u $u2)
 echo "$u2:unix-pass" | chpasswd
 rc=0; echo unix-pass | pamtester "$svc" $u2 authenticate open_session close_session >/dev/null 2>&1 || rc=$?
 expect "real service: the first login of a second user succeeds" "$rc" 0
