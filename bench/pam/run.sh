@@ -65,18 +65,21 @@ run() { # SERVICE → "median_us p90_us"
         "$build/arca-test-pam-driver" "$1" "$user" "loop:$N" auth open close 2>/dev/null |
         awk '/^median_us/ {print $2, $4}'
 }
-# fresh SERVICE: median wall time (µs) of 21 fresh processes doing one
-# transaction each: what a login in a new process (sshd, login) pays, module
-# loading included.
+# fresh SERVICE...: median wall time (µs) of 31 fresh processes per service,
+# each doing one transaction: what a login in a new process (sshd, login)
+# pays, module loading included. The services take turns in each round so
+# that load from elsewhere on the machine falls on all of them alike.
 fresh() {
-    local i t0 samples=()
-    for i in $(seq 21); do
-        t0=$(date +%s%N)
-        PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
-            "$build/arca-test-pam-driver" "$1" "$user" auth open close >/dev/null 2>&1
-        samples+=($((($(date +%s%N) - t0) / 1000)))
-    done
-    printf '%s\n' "${samples[@]}" | sort -n | sed -n 11p
+    local round s t0
+    for round in $(seq 31); do
+        for s in "$@"; do
+            t0=$(date +%s%N)
+            PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
+                "$build/arca-test-pam-driver" "$s" "$user" auth open close >/dev/null 2>&1
+            echo "$s $((($(date +%s%N) - t0) / 1000))"
+        done
+    done >"$work/fresh"
+    for s in "$@"; do awk -v s="$s" '$1 == s {print $2}' "$work/fresh" | sort -n | sed -n 16p; done
 }
 ms() { awk -v us="$1" 'BEGIN {printf "%.2f", us / 1000}'; }
 
@@ -86,9 +89,7 @@ run base >/dev/null # warm up pam_wrapper and the page cache
 read -r base_med base_p90 < <(run base)
 read -r arca_med arca_p90 < <(run arca)
 read -r gk_med gk_p90 < <(run gnome)
-base_fresh=$(fresh base)
-arca_fresh=$(fresh arca)
-gk_fresh=$(fresh gnome)
+{ read -r base_fresh; read -r arca_fresh; read -r gk_fresh; } < <(fresh base arca gnome)
 start_recorder --ops "$kdf_ops" --memory "$kdf_mem"
 kdf_runs=$((N / 10 > 5 ? N / 10 : 5))
 read -r arcakdf_med arcakdf_p90 < <(N=$kdf_runs run arca)
