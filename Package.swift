@@ -71,6 +71,7 @@ let package = Package(
         // Runs PAM steps with forks and fresh handles between them (sshd/xrdp shapes), and timed loops for bench/pam.
         .executableTarget(
             name: "arca-test-pam-driver", dependencies: ["CPAM", "ArcaProtocol"], path: "Tests/ArcaPAMDriver"),
+        .testTarget(name: "ArcaPAMTests", dependencies: ["ArcaPAM", "ArcaCrypto", "ArcaProtocol", "CPAM"]),
 
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
@@ -80,7 +81,6 @@ let package = Package(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
-        .testTarget(name: "ArcaPAMTests", dependencies: ["ArcaPAM", "ArcaCrypto", "ArcaProtocol", "CPAM"]),
     ],
     swiftLanguageModes: [.v5]
 )
