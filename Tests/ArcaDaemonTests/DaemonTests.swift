@@ -165,17 +165,29 @@ struct DaemonTests {
         #expect(secretText(t.send(getRequest(alice, "mail", "alice"), as: alice)) == "s3cret")
     }
 
-    @Test("a login that fails to unlock and then opens a session marks the vault out of sync")
+    func outOfSync(_ t: TestDaemon) -> Bool? {
+        guard case .status(let s) = t.send(.status(uid: alice), as: alice) else { return nil }
+        return s.passwordOutOfSync
+    }
+
+    func failedLogin(_ t: TestDaemon, _ key: [UInt8], token: UInt8) {
+        #expect(statusCode(t.send(.unlock(uid: alice, key: key), as: 0)) == -25293)
+        #expect(t.send(.openSession(SessionOpening(uid: alice, token: [token], service: "login")), as: 0) == .ok)
+        _ = t.send(.closeSession(uid: alice, token: [token]), as: 0)
+    }
+
+    @Test("two logins whose same key fails to unlock mark the vault out of sync; one, or two different, do not")
     func candidatePromotedBySession() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
         let old = try enrolled(t, alice)
         _ = t.send(.lockAll, as: alice)
         let new = try derivedKey("changed-outside-pam")
-        #expect(statusCode(t.send(.unlock(uid: alice, key: new), as: 0)) == -25293)
-        #expect(t.send(.openSession(SessionOpening(uid: alice, token: [9], service: "login")), as: 0) == .ok)
-        guard case .status(let s) = t.send(.status(uid: alice), as: alice) else { return }
-        #expect(s.passwordOutOfSync == true)
+        failedLogin(t, try derivedKey("a typo"), token: 7)
+        failedLogin(t, new, token: 8)
+        #expect(outOfSync(t) == false)
+        failedLogin(t, new, token: 9)
+        #expect(outOfSync(t) == true)
         #expect(t.send(.unlock(uid: alice, key: old), as: alice) == .ok)
         _ = t.send(.lockAll, as: alice)
         #expect(t.send(.unlock(uid: alice, key: new), as: 0) == .ok)
