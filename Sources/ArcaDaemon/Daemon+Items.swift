@@ -1,4 +1,5 @@
 import ArcaCrypto
+import ArcaKeyring
 import ArcaProtocol
 import ArcaVault
 
@@ -20,7 +21,12 @@ extension Daemon {
             }
             let kernelClass = ItemMapping.kernelClass(attributes.accessible ?? .whenUnlocked)
             if state.lock.loadedClasses.contains(kernelClass) {
-                publish(kernelClass, state: state, vault: vault)
+                let item = KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: itemClass), secret: secret)
+                switch kernel.put(uid: uid, class: kernelClass, item: item) {
+                case .placed: break
+                case .notLoadable: state.notInKernel[kernelClass, default: 0] += 1
+                case .reinstall: publish(kernelClass, state: state, vault: vault)
+                }
             }
             guard !request.returnFlags.isEmpty else { return .items([]) }
             return .items([resultItem(result, flags: request.returnFlags, secret: secret)])
