@@ -50,10 +50,10 @@ final class TestDaemon {
     let kernel = RecordingKernel()
     let daemon: Daemon
 
-    init(directory: String? = nil) throws {
+    init(directory: String? = nil, config base: DaemonConfig = DaemonConfig()) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("arcad-test-\(UUID().uuidString)").path
-        var config = DaemonConfig()
+        var config = base
         config.stateDirectory = self.directory
         daemon = try Daemon(config: config, kernel: kernel)
     }

@@ -1,4 +1,5 @@
 import ArcaProtocol
+import Foundation
 import Testing
 
 @testable import ArcaDaemon
@@ -269,5 +270,48 @@ struct DaemonTests {
         #expect(t.kernel.ring(alice, .whenUnlocked) == [:])
         guard case .status(let s) = t.send(.status(uid: alice), as: alice) else { return }
         #expect(s.itemsNotInKernel == 1)
+    }
+}
+
+@Suite("arcad timers and delays (root)", .serialized)
+struct DaemonTimerTests {
+    let alice: UInt32 = 60_011
+
+    @Test("idle timeout: a user idle for longer than idle_timeout loses whenUnlocked, keeps afterFirstUnlock")
+    func idleTimeout() throws {
+        var config = DaemonConfig()
+        config.idleTimeout = 1
+        let t = try TestDaemon(config: config)
+        defer { t.cleanUp() }
+        #expect(t.send(.enroll(uid: alice, key: try derivedKey("pw"), parameters: testParameters), as: 0) == .ok)
+        _ = t.send(addRequest(alice, "mail", "alice", "s3cret"), as: alice)
+        t.daemon.expireIdleUsers()
+        #expect(t.kernel.ring(alice, .whenUnlocked) == ["arca:genp:mail:alice": "s3cret"])
+        usleep(1_200_000)
+        t.daemon.expireIdleUsers()
+        #expect(t.kernel.ring(alice, .whenUnlocked) == nil)
+        #expect(t.kernel.ring(alice, .afterFirstUnlock) == [:])
+    }
+
+    @Test("failed unlocks of a uid are delayed, growing: 0.25 s, 0.5 s, 1 s")
+    func failureDelay() throws {
+        let t = try TestDaemon()
+        defer { t.cleanUp() }
+        #expect(t.send(.enroll(uid: alice, key: try derivedKey("pw"), parameters: testParameters), as: 0) == .ok)
+        let wrong = try derivedKey("wrong")
+        var delays: [Double] = []
+        for _ in 0..<3 {
+            let start = Date()
+            #expect(statusCode(t.send(.unlock(uid: alice, key: wrong), as: alice)) == -25293)
+            delays.append(Date().timeIntervalSince(start))
+        }
+        #expect(delays[0] >= 0.25)
+        #expect(delays[1] >= 0.5)
+        #expect(delays[2] >= 1.0)
+        // A success resets the count.
+        #expect(t.send(.unlock(uid: alice, key: try derivedKey("pw")), as: alice) == .ok)
+        let start = Date()
+        _ = t.send(.unlock(uid: alice, key: wrong), as: alice)
+        #expect(Date().timeIntervalSince(start) < 0.9)
     }
 }
