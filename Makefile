@@ -31,7 +31,7 @@ deps:
 	    apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-build:
+build: deps
 	$(SWIFT) build -c $(CONFIG)
 
 test: deps build unit integration fuzz
