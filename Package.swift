@@ -101,7 +101,9 @@ let package = Package(
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),
-        .testTarget(name: "ArcaKeyringTests", dependencies: ["ArcaKeyring", "ArcaCrypto", "arca-keyring-probe"]),
+        .testTarget(
+            name: "ArcaKeyringTests",
+            dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -9,7 +9,7 @@ extension Daemon {
     func add(_ request: AddRequest, peer: PeerCredentials) throws(HandlerError) -> Reply {
         let uid = try userVault(request.vault, peer: peer)
         let attributes = try ItemMapping.attributes(request.attributes, forWrite: true)
-        let itemClass = ItemMapping.itemClass(request.itemClass)
+        let itemClass = request.itemClass
         let secret = try secretCopy(request.secret)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
