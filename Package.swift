@@ -50,7 +50,7 @@ let package = Package(
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
-        .target(name: "ArcaSecurity", dependencies: ["Arca"]),
+        .target(name: "ArcaSecurity", dependencies: ["Arca", "ArcaProtocol"]),
 
         // Executables.
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
