@@ -72,7 +72,14 @@ let package = Package(
         .executableTarget(name: "bench-vault", dependencies: ["ArcaVault"], path: "bench/vault"),
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
-        .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
+        .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon", "ArcaTestSupport"]),
+        // arcad end to end: the real binary, real sockets, real kernel, throwaway users.
+        .target(name: "ArcaTestSupport", path: "Tests/ArcaTestSupport"),
+        .executableTarget(name: "arcad-probe", dependencies: ["ArcaProtocol"], path: "Tests/ArcadProbe"),
+        .testTarget(
+            name: "ArcadTests",
+            dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad", "arcad-probe",
+                           "arca-keyring-probe"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(
