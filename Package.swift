@@ -81,6 +81,18 @@ let package = Package(
             dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad", "arcad-probe",
                            "arca-keyring-probe"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
+        // The library products: unit tests, and live tests against a real arcad.
+        .target(
+            name: "ArcaLibTestSupport", dependencies: ["ArcaProtocol", "ArcaTestSupport"],
+            path: "Tests/ArcaLibTestSupport"),
+        .testTarget(name: "ArcaTests", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport", "arcad"]),
+        .testTarget(
+            name: "ArcaSecurityTests",
+            dependencies: ["ArcaSecurity", "ArcaProtocol", "ArcaLibTestSupport", "ArcaExamples", "arcad"]),
+        .target(name: "ArcaExamples", dependencies: ["ArcaSecurity"], path: "Examples"),
+        .executableTarget(
+            name: "bench-api", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto", "CKeyutils"],
+            path: "bench/api"),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),

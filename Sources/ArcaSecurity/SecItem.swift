@@ -7,6 +7,7 @@ import ArcaProtocol
 /// shaped as by ``SecItemCopyMatching(_:_:)``.
 /// - Returns: `errSecSuccess`, `errSecDuplicateItem`, `errSecInteractionNotAllowed`
 ///   (locked), `errSecNotAvailable` (arcad not running), `errSecParam`…
+@discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     SecItemCalls.run(result) { () throws(SecItemCalls.Failure) -> CFTypeRef? in
         let parsed = try SecItemCalls.parse(attributes)
@@ -33,6 +34,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 /// read from the kernel keyring when there.
 /// - Returns: `errSecSuccess`, `errSecItemNotFound`, `errSecInteractionNotAllowed`
 ///   (locked, never reported as not found), `errSecNotAvailable`, `errSecParam`…
+@discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     SecItemCalls.run(result) { () throws(SecItemCalls.Failure) -> CFTypeRef? in
         let q = try SecItemCalls.query(try SecItemCalls.parse(query), defaultLimit: .one)
@@ -50,6 +52,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 /// and, with `kSecValueData` there, the secret.
 /// - Returns: `errSecSuccess`, `errSecItemNotFound`, `errSecDuplicateItem` (a
 ///   primary key would collide), `errSecInteractionNotAllowed`, `errSecParam`…
+@discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     SecItemCalls.run(nil) { () throws(SecItemCalls.Failure) -> CFTypeRef? in
         var q = try SecItemCalls.query(try SecItemCalls.parse(query), defaultLimit: .all)
@@ -67,6 +70,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 
 /// Deletes every item matching `query`.
 /// - Returns: `errSecSuccess`, `errSecItemNotFound`, `errSecInteractionNotAllowed`, `errSecParam`…
+@discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     SecItemCalls.run(nil) { () throws(SecItemCalls.Failure) -> CFTypeRef? in
         var q = try SecItemCalls.query(try SecItemCalls.parse(query), defaultLimit: .all)
