@@ -7,7 +7,12 @@ import PackageDescription
 
 /// Executables link the Swift runtime statically: they must run with the
 /// toolchain's directory hidden, and `arca get` must start in about 2 ms.
-let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+let staticExecutable: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib"]),
+    // The CLI links `Arca`, which uses FoundationEssentials; with -static-stdlib SwiftPM
+    // links its archive but not the two helper archives under it.
+    .linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims"),
+]
 
 /// The PAM module: static Swift runtime, only `pam_sm_*` exported, every symbol
 /// resolved at link time, and never unloaded by `pam_end`.
@@ -85,10 +90,10 @@ let package = Package(
         .target(
             name: "ArcaLibTestSupport", dependencies: ["ArcaProtocol", "ArcaTestSupport"],
             path: "Tests/ArcaLibTestSupport"),
-        .testTarget(name: "ArcaTests", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport", "arcad"]),
+        .testTarget(name: "ArcaTests", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport"]),
         .testTarget(
             name: "ArcaSecurityTests",
-            dependencies: ["ArcaSecurity", "ArcaProtocol", "ArcaLibTestSupport", "ArcaExamples", "arcad"]),
+            dependencies: ["ArcaSecurity", "ArcaProtocol", "ArcaLibTestSupport", "ArcaExamples"]),
         .target(name: "ArcaExamples", dependencies: ["ArcaSecurity"], path: "Examples"),
         .executableTarget(
             name: "bench-api", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto", "CKeyutils"],

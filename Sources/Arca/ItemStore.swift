@@ -1,6 +1,6 @@
 import ArcaKeyring
 import ArcaProtocol
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc

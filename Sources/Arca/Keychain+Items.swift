@@ -1,5 +1,5 @@
 import ArcaProtocol
-import Foundation
+import FoundationEssentials
 
 /// The attributes of one item (never its secret), as `allItems()` and
 /// `attributes(for:)` return them.

@@ -1,5 +1,5 @@
 import ArcaProtocol
-import Foundation
+import FoundationEssentials
 
 /// Writing and reading values by key (the item's account).
 extension Keychain {
@@ -40,7 +40,7 @@ extension Keychain {
     ///   ``KeychainError/Code/decode`` when the secret is not UTF-8.
     public func get(_ key: String) throws(KeychainError) -> String? {
         guard let data = try getData(key) else { return nil }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw KeychainError(code: .decode, message: "the secret of \(key) is not UTF-8 text")
         }
         return text

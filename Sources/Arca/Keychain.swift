@@ -1,5 +1,5 @@
 import ArcaProtocol
-import Foundation
+import FoundationEssentials
 
 /// The Keychain for Swift programs on Linux: items of one service (generic
 /// passwords) or one server (internet passwords) in the caller's vault, read

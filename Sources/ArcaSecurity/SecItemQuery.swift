@@ -137,7 +137,7 @@ package struct SecItemQuery: Equatable {
         case .uint32:
             if let n = Value.integer(value), let u = UInt32(exactly: n) { return .uint32(u) }
             // A four-character code written as text ('aapl').
-            if let s = Value.string(value), s.utf8.count == 4 {
+            if tag != .port, let s = Value.string(value), s.utf8.count == 4 {
                 return .uint32(s.utf8.reduce(0) { $0 << 8 | UInt32($1) })
             }
             throw Invalid(message: "\(key) must be a number from 0 to 4294967295")

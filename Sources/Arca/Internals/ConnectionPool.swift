@@ -1,5 +1,5 @@
 import ArcaProtocol
-import Foundation
+import Synchronization
 
 /// A few open connections to one arcad socket, shared by every ``Keychain``
 /// and `SecItem…` call of the process that uses that socket.
@@ -7,30 +7,28 @@ import Foundation
 /// `ArcadClient` is a blocking, single-threaded connection; each call borrows
 /// one for the length of a request and puts it back, so concurrent tasks never
 /// share a connection and a process keeps at most ``maximumIdle`` sockets open.
-final class ConnectionPool: @unchecked Sendable {
+final class ConnectionPool: Sendable {
     /// Connections kept open between calls.
     static let maximumIdle = 4
     /// How long a request may wait for arcad, in milliseconds.
     static let timeoutMilliseconds = 5_000
 
     let path: String
-    // Guarded by `lock`; `@unchecked Sendable` rests on this.
-    private let lock = NSLock()
-    private var idle: [ArcadClient] = []
+    // ArcadClient is not Sendable; each one is only ever used by the caller that popped it.
+    private let idle = Mutex<[ArcadClientBox]>([])
 
     private init(path: String) { self.path = path }
 
-    private static let poolsLock = NSLock()
-    nonisolated(unsafe) private static var pools: [String: ConnectionPool] = [:]
+    private static let pools = Mutex<[String: ConnectionPool]>([:])
 
     /// The process-wide pool of a socket path.
     static func shared(path: String) -> ConnectionPool {
-        poolsLock.lock()
-        defer { poolsLock.unlock() }
-        if let pool = pools[path] { return pool }
-        let pool = ConnectionPool(path: path)
-        pools[path] = pool
-        return pool
+        pools.withLock { pools in
+            if let pool = pools[path] { return pool }
+            let pool = ConnectionPool(path: path)
+            pools[path] = pool
+            return pool
+        }
     }
 
     /// Sends one request on a borrowed connection. A reused connection that
@@ -58,10 +56,7 @@ final class ConnectionPool: @unchecked Sendable {
     }
 
     private func borrow() throws(KeychainError) -> (ArcadClient, Bool) {
-        lock.lock()
-        let pooled = idle.popLast()
-        lock.unlock()
-        if let pooled { return (pooled, true) }
+        if let pooled = idle.withLock({ $0.popLast() }) { return (pooled.client, true) }
         return (try connect(), false)
     }
 
@@ -74,8 +69,14 @@ final class ConnectionPool: @unchecked Sendable {
     }
 
     private func giveBack(_ client: ArcadClient) {
-        lock.lock()
-        defer { lock.unlock() }
-        if idle.count < Self.maximumIdle { idle.append(client) }
+        idle.withLock { idle in
+            if idle.count < Self.maximumIdle { idle.append(ArcadClientBox(client: client)) }
+        }
     }
+}
+
+/// Moves a connection in and out of the pool's lock. A connection is used by
+/// one caller at a time (the one that took it out), so sending it is safe.
+private struct ArcadClientBox: @unchecked Sendable {
+    let client: ArcadClient
 }
