@@ -71,8 +71,16 @@ public enum LiveArcad {
             if let client = try? ArcadClient(path: socket, timeoutMilliseconds: 2_000) {
                 _ = try? client.send(.lock(uid: 0, classes: .all))
             }
-            process.terminate()
-            process.waitUntilExit()
+            // Plain signals: at exit, Foundation's run loop no longer reaps children.
+            let pid = process.processIdentifier
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            for _ in 0..<100 {
+                let r = waitpid(pid, &status, WNOHANG)
+                if r == pid || r < 0 { break }
+                usleep(20_000)
+            }
+            kill(pid, SIGKILL)
             try? FileManager.default.removeItem(atPath: dir)
         }
     }
