@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "ArcaExamples", dependencies: ["ArcaSecurity"], path: "Examples"),
         .executableTarget(
             name: "bench-api", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto", "CKeyutils"],
-            path: "bench/api"),
+            path: "bench/api", exclude: ["run.sh"]),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),

@@ -1,6 +1,8 @@
+import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -151,12 +153,41 @@ package struct ItemStore: Sendable {
     }
 
     /// The item's secret from the kernel, or `nil` on any miss (then ask arcad).
+    ///
+    /// The payload lands in a reused mlocked scratch buffer, zeroed after the
+    /// copy: allocating guarded memory per read (mmap, mprotect, mlock and their
+    /// undoing) would cost several times the two keyctl calls themselves.
     private static func readKernel(_ key: KeyringItemKey) -> Data? {
+        guard let buffer = KernelScratch.take() else { return nil }
+        defer { KernelScratch.giveBack(buffer) }
         do {
-            let secret = try KeyringReader().read(key)
-            return secret.withUnsafeBytes { Data($0) }
+            let length = try KeyringReader().read(key, into: buffer)
+            guard length <= buffer.count else { return nil }
+            return buffer.withUnsafeMutableBytes { raw in
+                let payload = UnsafeMutableRawBufferPointer(rebasing: raw[0..<length])
+                defer { payload.initializeMemory(as: UInt8.self, repeating: 0) }
+                return Data(payload)
+            }
         } catch {
             return nil
+        }
+    }
+}
+
+/// A few mlocked buffers of the kernel's maximum payload, reused by kernel reads.
+private enum KernelScratch {
+    /// The kernel's largest `user` key payload.
+    static let size = 32_767
+    static let idle = Mutex<[SecretBytes]>([])
+
+    static func take() -> SecretBytes? {
+        if let buffer = idle.withLock({ $0.popLast() }) { return buffer }
+        return try? SecretBytes(count: size)
+    }
+
+    static func giveBack(_ buffer: SecretBytes) {
+        idle.withLock { idle in
+            if idle.count < 4 { idle.append(buffer) }
         }
     }
 }
