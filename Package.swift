@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
         // The library products: unit tests, and live tests against a real arcad.
         .target(
-            name: "ArcaLibTestSupport", dependencies: ["ArcaProtocol", "ArcaTestSupport"],
+            name: "ArcaLibTestSupport", dependencies: ["Arca", "ArcaProtocol", "ArcaTestSupport"],
             path: "Tests/ArcaLibTestSupport"),
         .testTarget(name: "ArcaTests", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport"]),
         .testTarget(

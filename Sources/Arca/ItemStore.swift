@@ -40,7 +40,15 @@ package struct ItemStore: Sendable {
     /// The caller's own vault: arcad authorizes by the peer's effective uid.
     package var vault: VaultID { .user(uid: geteuid()) }
 
-    private var pool: ConnectionPool { ConnectionPool.shared(path: socketPath ?? ArcadClient.environmentSocketPath) }
+    /// The socket used when a store names none, before `ARCA_SOCKET`: lets the
+    /// package's tests aim `SecItem…` at their own arcad without changing the
+    /// process environment, which other code in the process may read.
+    package static let defaultSocketOverride = Mutex<String?>(nil)
+
+    private var pool: ConnectionPool {
+        ConnectionPool.shared(
+            path: socketPath ?? Self.defaultSocketOverride.withLock { $0 } ?? ArcadClient.environmentSocketPath)
+    }
 
     /// `SecItemAdd`: the items asked for by `returnFlags` (empty when none).
     package func add(

@@ -114,7 +114,8 @@ package struct SecItemQuery: Equatable {
             } else if let n = Value.integer(value), n >= 1, let count = UInt32(exactly: n) {
                 matchLimit = n == 1 ? .one : .count(count)
             } else {
-                throw Invalid(message: "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
+                throw Invalid(
+                    message: "kSecMatchLimit must be kSecMatchLimitOne, kSecMatchLimitAll or a positive number")
             }
         case "sync" where Value.string(value) == "syna":
             synchronizableAny = true

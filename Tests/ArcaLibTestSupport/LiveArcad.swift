@@ -1,7 +1,9 @@
 // A real arcad for the library tests: one per test process, started on first
 // use with a temporary state directory and socket, with a vault enrolled for
-// the caller (root), and `ARCA_SOCKET` pointing at it. At exit the vault is
-// locked (so no test secret stays in root's kernel keyring) and arcad stopped.
+// the caller (root), and the library's default socket (for `SecItem…`) aimed
+// at it. At exit the vault is locked (so no test secret stays in root's kernel
+// keyring) and arcad stopped.
+import Arca
 import ArcaProtocol
 import ArcaTestSupport
 import Foundation
@@ -24,7 +26,7 @@ public enum LiveArcad {
     private static let lock = NSLock()
     private static let shared: Result<Instance, Error> = Result {
         let instance = try start(enroll: true)
-        setenv("ARCA_SOCKET", instance.socket, 1)
+        ItemStore.defaultSocketOverride.withLock { $0 = instance.socket }
         return instance
     }
 
@@ -39,7 +41,8 @@ public enum LiveArcad {
         let socket = dir.appendingPathComponent("arcad.sock").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
-        process.arguments = ["--foreground", "--state-dir", dir.appendingPathComponent("state").path, "--socket", socket]
+        let state = dir.appendingPathComponent("state").path
+        process.arguments = ["--foreground", "--state-dir", state, "--socket", socket]
         process.standardError = FileHandle.nullDevice
         try process.run()
         lock.lock()

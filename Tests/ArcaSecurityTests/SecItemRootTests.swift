@@ -155,7 +155,10 @@ import Testing
         #expect(SecItemCopyMatching(noClass as CFDictionary, nil) == errSecParam)
         #expect(SecItemAdd(noClass as CFDictionary, nil) == errSecParam)
         #expect(SecItemDelete(["bogus": 1] as CFDictionary) == errSecParam)
-        #expect(SecItemUpdate(base("x") as CFDictionary, [kSecReturnData as String: true] as CFDictionary) == errSecParam)
-        #expect(SecCopyErrorMessageString(errSecParam, nil) as String? == "One or more parameters passed to a function were not valid.")
+        let returning = [kSecReturnData as String: true] as CFDictionary
+        #expect(SecItemUpdate(base("x") as CFDictionary, returning) == errSecParam)
+        #expect(
+            SecCopyErrorMessageString(errSecParam, nil) as String?
+                == "One or more parameters passed to a function were not valid.")
     }
 }

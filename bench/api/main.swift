@@ -47,7 +47,9 @@ if arcadPath.isEmpty {
     let exe = n > 0 ? String(cString: buffer) : ""
     arcadPath = String(exe[..<(exe.lastIndex(of: "/") ?? exe.startIndex)]) + "/arcad"
 }
-guard access(arcadPath, X_OK) == 0 else { fail("no arcad at \(arcadPath) (build it: swift build -c release --product arcad)") }
+guard access(arcadPath, X_OK) == 0 else {
+    fail("no arcad at \(arcadPath) (build it: swift build -c release --product arcad)")
+}
 
 var template = Array("/tmp/arca-bench-api-XXXXXX".utf8CString)
 guard let dirPointer = mkdtemp(&template) else { fail("mkdtemp failed") }
@@ -81,7 +83,8 @@ guard let client else {
 }
 let parameters = KeyDerivationParameters(
     opsLimit: 2, memoryLimit: 64 << 20, salt: (0..<16).map { _ in UInt8.random(in: 0...255) })
-let enrolled = try? client.send(.enroll(uid: 0, key: (0..<32).map { _ in UInt8.random(in: 0...255) }, parameters: parameters))
+let enrollKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
+let enrolled = try? client.send(.enroll(uid: 0, key: enrollKey, parameters: parameters))
 if case .error(let status, let message)? = enrolled {
     stopArcad()
     fail("enroll: \(status) \(message)")
