@@ -7,10 +7,13 @@ import Glibc
 /// Process-level set-up of arcad.
 public enum DaemonProcess {
     /// Joins a new anonymous session keyring, so that keys arcad handles never sit
-    /// in a session keyring it inherited (and shares) from whoever started it.
+    /// in a session keyring it inherited (and shares) from whoever started it, and
+    /// links root's user keyring into it (as pam_keyinit does), so that arcad
+    /// possesses the ring where it parks held keys across restarts.
     public static func isolateKeyrings() {
         do {
             _ = try KeySerial.joinSessionKeyring(named: nil)
+            try KeySerial.userKeyring.link(into: .sessionKeyring)
         } catch {
             Log.warning("cannot join a private session keyring: \(error)")
         }
