@@ -105,7 +105,8 @@ let package = Package(
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
         // The library products: unit tests, and live tests against a real arcad.
         .target(
-            name: "ArcaLibTestSupport", dependencies: ["Arca", "ArcaProtocol", "ArcaTestSupport"],
+            name: "ArcaLibTestSupport",
+            dependencies: ["Arca", "ArcaCrypto", "ArcaKeyring", "ArcaProtocol", "ArcaTestSupport"],
             path: "Tests/ArcaLibTestSupport"),
         .testTarget(name: "ArcaTests", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport"]),
         .testTarget(

@@ -10,6 +10,7 @@
 // it and stops arcad at the end, so no secret stays in the kernel.
 import Arca
 import ArcaCrypto
+import ArcaKeyring
 import ArcaProtocol
 import CKeyutils
 import Glibc
@@ -70,6 +71,11 @@ func stopArcad() {
     var status: Int32 = 0
     waitpid(pid, &status, 0)
     _ = unlink(socketPath)
+    // arcad's parked-keys ring (`arcad:parked:<tag of the state directory>`) outlives it.
+    if let digest = try? KeyedHash.blake2b(Array((dir + "/state").utf8), outputLength: 16) {
+        let tag = digest.prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        try? KeySerial.userKeyring.search(type: "keyring", description: "arcad:parked:" + tag).invalidate()
+    }
 }
 
 var client: ArcadClient?
