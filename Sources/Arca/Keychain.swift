@@ -43,6 +43,7 @@ public struct Keychain: Sendable {
     public private(set) var label: String?
     /// `kSecAttrComment` of the items this keychain writes.
     public private(set) var comment: String?
+    /// Where items are read and written (socket, kernel reads).
     package private(set) var store = ItemStore()
 
     /// Generic passwords of `service`, in the default access group.
