@@ -108,7 +108,10 @@ let package = Package(
             name: "ArcaLibTestSupport",
             dependencies: ["Arca", "ArcaCrypto", "ArcaKeyring", "ArcaProtocol", "ArcaTestSupport"],
             path: "Tests/ArcaLibTestSupport"),
-        .testTarget(name: "ArcaTests", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport"]),
+        .testTarget(
+            name: "ArcaTests",
+            dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport", "arca-lib-probe"]),
+        .executableTarget(name: "arca-lib-probe", dependencies: ["Arca", "ArcaProtocol"], path: "Tests/ArcaLibProbe"),
         .testTarget(
             name: "ArcaSecurityTests",
             dependencies: ["ArcaSecurity", "ArcaProtocol", "ArcaLibTestSupport", "ArcaExamples"]),
