@@ -9,7 +9,11 @@
 //       arcad, time RUNS Argon2id.deriveKey with them (a random 8-byte password:
 //       the time does not depend on it) and print
 //       "ops OPS memory BYTES median_us M p10_us A p90_us B".
+//   bench-arcad --pam-pairs SERVICE USER COUNT [SOCKET UID]   see PAMPairs.swift.
+//   bench-arcad --purge UID                      clear what arcad left in UID's
+//       kernel keyrings (KeyringLayout.purge), as bench-arcad does for its users.
 import ArcaCrypto
+import ArcaKeyring
 import ArcaProtocol
 import Foundation
 
@@ -19,6 +23,15 @@ func runHelperModeIfAsked() {
     switch arguments.first {
     case "--enroll": helperEnroll(Array(arguments.dropFirst()))
     case "--kdf": helperKDF(Array(arguments.dropFirst()))
+    case "--pam-pairs": pamPairsMain(Array(arguments.dropFirst()))
+    case "--purge":
+        guard arguments.count == 2, let uid = UInt32(arguments[1]) else { helperFail("usage: bench-arcad --purge UID") }
+        do {
+            try KeyringLayout().purge(user: uid)
+        } catch {
+            helperFail("purge: \(error)")
+        }
+        exit(0)
     default: return
     }
 }
