@@ -8,7 +8,8 @@
 // needs no PAM dependency. Prints one line of "key value" pairs, times in µs:
 //   txn (median transaction), kdf (median KDF alone), diff / diff_p10 / diff_p90
 //   (transaction − KDF, pair by pair), auth (median auth step), rest (median of
-//   everything but the auth step: start, open, close, end; no KDF in it).
+//   everything but the auth step: start, open, close, end; no KDF in it), open and
+//   close (medians of those steps alone).
 import ArcaCrypto
 import ArcaProtocol
 import Foundation
@@ -64,6 +65,7 @@ func pamPairsMain(_ arguments: [String]) -> Never {
         }
     }
     var txn: [Double] = [], kdfs: [Double] = [], diffs: [Double] = [], auths: [Double] = [], rests: [Double] = []
+    var opens: [Double] = [], closes: [Double] = []
     for i in 0..<(count + 1) {  // the first pair warms up and is dropped
         let before = i % 2 == 0 ? derive() : 0
         var handle: OpaquePointer?
@@ -74,7 +76,9 @@ func pamPairsMain(_ arguments: [String]) -> Never {
         let a = authenticate(handle, 0)
         let t2 = Clock.monotonicSeconds()
         let o = open(handle, 0)
+        let tOpen = Clock.monotonicSeconds()
         let c = close(handle, 0)
+        let tClose = Clock.monotonicSeconds()
         _ = end(handle, 0)
         let t3 = Clock.monotonicSeconds()
         guard a == 0, o == 0, c == 0 else { fail("auth \(a) open \(o) close \(c)") }
@@ -85,12 +89,15 @@ func pamPairsMain(_ arguments: [String]) -> Never {
         diffs.append(t3 - t0 - k)
         auths.append(t2 - t1)
         rests.append((t1 - t0) + (t3 - t2))
+        opens.append(tOpen - t2)
+        closes.append(tClose - tOpen)
     }
     func q(_ values: [Double], _ p: Double) -> Int {
         let sorted = values.sorted()
         return Int((sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1e6).rounded())
     }
     print("txn \(q(txn, 0.5)) kdf \(q(kdfs, 0.5)) diff \(q(diffs, 0.5)) diff_p10 \(q(diffs, 0.1))"
-          + " diff_p90 \(q(diffs, 0.9)) auth \(q(auths, 0.5)) rest \(q(rests, 0.5))")
+          + " diff_p90 \(q(diffs, 0.9)) auth \(q(auths, 0.5)) rest \(q(rests, 0.5))"
+          + " open \(q(opens, 0.5)) close \(q(closes, 0.5))")
     exit(0)
 }

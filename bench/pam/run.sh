@@ -184,7 +184,8 @@ for round in $(seq "$ROUNDS"); do
     b=$(pairs base "$user" "$PAIRS")
     r=$(pairs arcad "$user" "$PAIRS" "$work/arcad.sock" "$uid")
     echo "$(get txn <<<"$b") $(get rest <<<"$b") $(get txn <<<"$r") $(get kdf <<<"$r") $(get diff <<<"$r")" \
-        "$(get diff_p10 <<<"$r") $(get diff_p90 <<<"$r") $(get rest <<<"$r")" >>"$work/batches"
+        "$(get diff_p10 <<<"$r") $(get diff_p90 <<<"$r") $(get rest <<<"$r")" \
+        "$(get open <<<"$b") $(get close <<<"$b") $(get open <<<"$r") $(get close <<<"$r")" >>"$work/batches"
 done
 # Per batch: added = median(txn − KDF) − median(baseline txn); its p10..p90 from the pairs.
 col() { awk -v c="$1" '{print $c}' "$work/batches"; }
@@ -196,6 +197,8 @@ real_max=$(awk '{print $5 - $1}' "$work/batches" | sort -n | tail -1)
 real_p10=$(awk '{print $6 - $1}' "$work/batches" | median)
 real_p90=$(awk '{print $7 - $1}' "$work/batches" | median)
 rest_added=$(awk '{print $8 - $2}' "$work/batches" | median)
+open_added=$(awk '{print $11 - $9}' "$work/batches" | median)
+close_added=$(awk '{print $12 - $10}' "$work/batches" | median)
 real_fresh_added=$((real_fresh - base_fresh - real_kdf))
 
 # The default calibration, whole cost: the stand-in, then the real arcad ($user2's vault, paired).
@@ -234,8 +237,10 @@ echo "  one Argon2id.deriveKey with the vault's exact parameters (fetched from a
 echo "  added = median over pairs of (txn - KDF) - median baseline txn (same tool, same stack without the module)."
 echo "  $ROUNDS batches of $PAIRS pairs: median $(ms "$real_added") ms, batches $(ms "$real_min") .. $(ms "$real_max") ms; pair-to-pair"
 echo "  p10 .. p90 $(ms "$real_p10") .. $(ms "$real_p90") ms (the KDF's own noise). KDF alone: median $(ms "$real_kdf") ms."
-echo "  Without the auth step (pam_start, open, close, pam_end: no KDF in them, nothing subtracted): adds $(ms "$rest_added") ms."
-echo "  batches (µs: base txn, base rest, txn, KDF, txn-KDF, p10, p90, rest): $(awk '{printf "%s%s", sep, $0; sep = "; "}' "$work/batches")"
+echo "  Without the auth step (pam_start, open, close, pam_end: no KDF in them, nothing subtracted): adds $(ms "$rest_added") ms,"
+echo "  of which open_session $(ms "$open_added") ms and close_session $(ms "$close_added") ms (arcad unlocks and publishes to"
+echo "  the kernel at open, removes whenUnlocked at close)."
+echo "  batches (µs: base txn, base rest, txn, KDF, txn-KDF, p10, p90, rest, base open, base close, open, close): $(awk '{printf "%s%s", sep, $0; sep = "; "}' "$work/batches")"
 echo "  The fresh-process row subtracts the KDF median."
 echo "KDF at the default calibration (Argon2id.calibrate, 0.25 s target): ops=$kdf_ops memory=$((kdf_mem >> 20)) MiB,"
 echo "  ${kdf_ms} ms per derivation (arca-test-arcad-recorder --kdf-bench, median of 5, idle-ish); paired with"
