@@ -81,7 +81,8 @@ let package = Package(
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
         .executableTarget(
-            name: "bench-arcad", dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring"], path: "bench/arcad"),
+            name: "bench-arcad", dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring"], path: "bench/arcad",
+            exclude: ["run.sh"]),
         .executableTarget(
             name: "bench-keyring", dependencies: ["ArcaKeyring", "ArcaCrypto", "CKeyutils"], path: "bench/keyring"),
 
