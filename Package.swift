@@ -54,7 +54,9 @@ let package = Package(
 
         // Executables.
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
-        .executableTarget(name: "arca", dependencies: ["Arca"], linkerSettings: staticExecutable),
+        // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
+        .target(name: "ArcaCLI", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
+        .executableTarget(name: "arca", dependencies: ["ArcaCLI"], linkerSettings: staticExecutable),
 
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol"]),
@@ -78,6 +80,7 @@ let package = Package(
         .executableTarget(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),
         .testTarget(name: "ArcaKeyringTests", dependencies: ["ArcaKeyring", "ArcaCrypto", "arca-keyring-probe"]),
+        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "arca"]),
     ],
     swiftLanguageModes: [.v5]
 )
