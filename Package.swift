@@ -80,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),
         .testTarget(name: "ArcaKeyringTests", dependencies: ["ArcaKeyring", "ArcaCrypto", "arca-keyring-probe"]),
-        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "arca"]),
+        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI"]),
     ],
     swiftLanguageModes: [.v5]
 )

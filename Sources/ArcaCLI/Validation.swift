@@ -14,7 +14,7 @@ public enum Validation {
     /// The command `parsed` asks for, or why it cannot run.
     public static func validate(_ parsed: ParsedCommand) throws(UsageError) -> Command {
         let verb = parsed.verb
-        if parsed.wantsHelp { return .help(verb: verb == "help" ? parsed.positionals.first : verb) }
+        if parsed.wantsHelp { return .help(verb: verb == "help" ? (parsed.positionals.first ?? verb) : verb) }
         let json = parsed.wantsJSON
         switch verb {
         case "help":
