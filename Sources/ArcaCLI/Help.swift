@@ -51,7 +51,7 @@ public enum Help {
         for verb in CommandTable.verbs {
             var line = ".B arca\n.RB [ \\-\\-socket\n.IR PATH ]\n.B \(roff(verb.name))"
             for option in verb.options + (verb.acceptsJSON ? [CommandTable.json] : []) {
-                line += "\n.RB [ " + roff(manSpelling(option)) + " ]"
+                line += "\n.RB [ \"" + manSpelling(option) + "\" ]"
             }
             if !verb.positionals.isEmpty { line += "\n.RI " + roff(verb.positionals) }
             lines.append(line)
@@ -61,11 +61,11 @@ public enum Help {
 
     /// `-s SERVICE` or `--json`: the shortest spelling, as the synopsis shows it.
     static func manSpelling(_ option: OptionSpec) -> String {
-        let flag = option.short.map { "-\($0)" } ?? "--\(option.name)"
+        let flag = roff(option.short.map { "-\($0)" } ?? "--\(option.name)")
         switch option.arity {
         case .flag: return flag
-        case .value(let placeholder): return flag + " " + placeholder
-        case .optionalValue(let placeholder): return flag + " [" + placeholder + "]"
+        case .value(let placeholder): return flag + " \\fI" + placeholder + "\\fP"
+        case .optionalValue(let placeholder): return flag + " [\\fI" + placeholder + "\\fP]"
         }
     }
 
