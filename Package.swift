@@ -11,9 +11,11 @@ let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
 /// The PAM module: static Swift runtime, only `pam_sm_*` exported, every symbol
 /// resolved at link time, and never unloaded by `pam_end`.
+/// lld, because gold leaves the Swift type descriptors that the version script
+/// localizes in .dynsym (as LOCAL entries); lld drops them.
 let pamModuleLinkage: [LinkerSetting] = [
     .unsafeFlags([
-        "-static-stdlib",
+        "-static-stdlib", "-use-ld=lld",
         "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_arca.map",
         "-Xlinker", "-z", "-Xlinker", "defs",
         "-Xlinker", "-z", "-Xlinker", "nodelete",
@@ -59,8 +61,19 @@ let package = Package(
         .executableTarget(name: "arca", dependencies: ["ArcaCLI"], linkerSettings: staticExecutable),
 
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
-        .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol"]),
+        // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
+        // is safe inside a module that libpam loads into any process that may fork.
+        .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol", "ArcaCrypto"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
+
+        // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
+        .executableTarget(
+            name: "arca-test-arcad-recorder", dependencies: ["ArcaProtocol", "ArcaCrypto"],
+            path: "Tests/ArcaPAMRecorder"),
+        // Runs PAM steps with forks and fresh handles between them (sshd/xrdp shapes), and timed loops for bench/pam.
+        .executableTarget(
+            name: "arca-test-pam-driver", dependencies: ["CPAM", "ArcaProtocol"], path: "Tests/ArcaPAMDriver"),
+        .testTarget(name: "ArcaPAMTests", dependencies: ["ArcaPAM", "ArcaCrypto", "ArcaProtocol", "CPAM"]),
 
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
@@ -74,7 +87,16 @@ let package = Package(
         .executableTarget(name: "bench-vault", dependencies: ["ArcaVault"], path: "bench/vault"),
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
-        .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon"]),
+        .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon", "ArcaTestSupport"]),
+        // arcad end to end: the real binary, real sockets, real kernel, throwaway users.
+        // (arcad is not a dependency: its -static-stdlib would leak into the test bundle's
+        // link; `swift build --build-tests` builds it anyway.)
+        .target(name: "ArcaTestSupport", path: "Tests/ArcaTestSupport"),
+        .executableTarget(name: "arcad-probe", dependencies: ["ArcaProtocol"], path: "Tests/ArcadProbe"),
+        .testTarget(
+            name: "ArcadTests",
+            dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
+                           "arca-keyring-probe"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(

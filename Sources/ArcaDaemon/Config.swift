@@ -14,7 +14,7 @@ public struct DaemonConfig: Equatable, Sendable {
     /// Remove whenUnlocked when the machine suspends.
     public var lockOnSuspend = true
     /// Connections one uid may hold open at once.
-    public var maxConnectionsPerUID = 32
+    public var maxConnectionsPerUID = 64
     /// A client that sends nothing for this long is disconnected.
     public var clientTimeoutMilliseconds = 5_000
     /// Argon2id calibration target for new vaults.

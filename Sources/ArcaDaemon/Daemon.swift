@@ -1,7 +1,191 @@
+import ArcaCrypto
 import ArcaProtocol
+import ArcaVault
+import Synchronization
 
-/// The core daemon's library.
-public enum ArcaDaemon {
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// arcad's request logic: authorization from the peer's credentials, the vaults,
+/// the lock-state machines, and what goes into the kernel.
+///
+/// Authorization (ARCHITECTURE §2): a user acts only on their own vault; root (the
+/// PAM stack of login, sshd…) may act for any uid. A refusal is the same
+/// `errSecMissingEntitlement` whether or not the other user or vault exists.
+public final class Daemon: RequestHandling, @unchecked Sendable {
     /// `arcad --version` output.
     public static var versionLine: String { "arcad \(ArcaVersion.release)" }
+
+    let config: DaemonConfig
+    let kernel: any KernelPublishing
+    /// Vault parameters for new vaults are measured once, lazily.
+    let calibrated = Mutex<KDFParameters?>(nil)
+    private let users = Mutex<[UInt32: UserContext]>([:])
+    private let sessionNumbers = Atomic<UInt64>(1)
+    /// The host secret for ThisDeviceOnly classes (`<state>/host.key`).
+    let hostSecret: SecretBytes?
+    /// Where held keys wait out a restart of arcad.
+    let parking: KeyParking
+
+    /// A daemon over `config.stateDirectory`, publishing to `kernel`.
+    public init(config: DaemonConfig, kernel: any KernelPublishing = KernelKeyring()) throws {
+        self.config = config
+        self.kernel = kernel
+        try StateDirectory.prepare(config.stateDirectory)
+        hostSecret = try StateDirectory.hostSecret(in: config.stateDirectory)
+        parking = KeyParking(stateDirectory: config.stateDirectory)
+    }
+
+    // MARK: Dispatch
+
+    public func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply {
+        if config.idleTimeout > 0 { touch(peer.uid) }
+        do {
+            return try dispatch(request, peer: peer)
+        } catch {
+            return error.reply
+        }
+    }
+
+    /// Restores users whose keys were parked by a previous arcad (a restart must
+    /// not lock anyone out). Their kernel rings survived in the kernel.
+    public func restoreParkedKeys() {
+        for (uid, keys) in parking.restore() {
+            let restored = try? context(uid).withLock { state throws(HandlerError) -> Bool in
+                guard let vault = try self.vault(of: state) else { return false }
+                do {
+                    let classes = try vault.unlock(heldKeys: keys)
+                    state.lock.restore(loaded: Set(classes.map(ItemMapping.kernelClass)))
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            if restored == true {
+                Log.notice("uid \(uid): unlocked state restored from parked keys")
+            } else {
+                parking.park(uid: uid, keys: nil)
+            }
+        }
+    }
+
+    /// Records activity of a user, for the idle timeout.
+    func touch(_ uid: UInt32) {
+        let now = Clock.monotonicSeconds()
+        try? context(uid).withLock { state throws(HandlerError) in state.lastActivity = now }
+    }
+
+    /// Locks whenUnlocked of users idle for longer than `idle_timeout`. Called
+    /// periodically by arcad's timer thread.
+    public func expireIdleUsers() {
+        guard config.idleTimeout > 0 else { return }
+        let deadline = Clock.monotonicSeconds() - Double(config.idleTimeout)
+        for context in allContexts() {
+            try? context.withLock { state throws(HandlerError) in
+                guard state.lastActivity < deadline, let vault = state.vault else { return }
+                let effects = state.lock.lock()
+                if !effects.isEmpty { Log.info("uid \(state.uid): idle, whenUnlocked removed") }
+                apply(effects, to: state, vault: vault)
+            }
+        }
+    }
+
+    private func dispatch(_ request: Request, peer: PeerCredentials) throws(HandlerError) -> Reply {
+        switch request {
+        case .status(let uid):
+            return try status(uid: uid ?? peer.uid, peer: peer)
+        case .kdfParameters(let uid):
+            return try kdfParameters(uid: uid, peer: peer)
+        case .unlock(let uid, let key):
+            return try unlock(uid: uid, key: try secretCopy(key), peer: peer)
+        case .enroll(let uid, let key, let parameters):
+            return try enroll(uid: uid, key: try secretCopy(key), parameters: try kdf(parameters), peer: peer)
+        case .openSession(let opening):
+            return try openSession(opening, peer: peer)
+        case .closeSession(let uid, let token):
+            return try closeSession(uid: uid, token: token, peer: peer)
+        case .lock(let uid, let classes):
+            return try lock(uid: uid, classes: classes, peer: peer)
+        case .lockAll:
+            return try lockAll(peer: peer)
+        case .unlockWithPassword(let uid, let password):
+            return try unlockWithPassword(uid: uid, password: try secretCopy(password), peer: peer)
+        case .add(let add):
+            return try self.add(add, peer: peer)
+        case .copyMatching(let vault, let query):
+            return try copyMatching(vault: vault, query: query, peer: peer)
+        case .update(let update):
+            return try self.update(update, peer: peer)
+        case .delete(let vault, let query):
+            return try delete(vault: vault, query: query, peer: peer)
+        case .changePassword(let uid, let oldKey, let newKey, let parameters):
+            return try changePassword(
+                uid: uid, oldKey: try secretCopy(oldKey), newKey: try secretCopy(newKey), parameters: try kdf(parameters),
+                peer: peer)
+        case .passwordReset(let uid, let newKey, let parameters):
+            return try passwordReset(uid: uid, newKey: try secretCopy(newKey), parameters: try kdf(parameters), peer: peer)
+        case .recover(let uid, let recoveryKey, let newKey, let parameters):
+            return try recover(
+                uid: uid, recoveryText: try secretCopy(recoveryKey), newKey: try secretCopy(newKey),
+                parameters: try kdf(parameters), peer: peer)
+        case .rotateRecoveryKey(let uid, let key):
+            return try rotateRecoveryKey(uid: uid, key: try secretCopy(key), peer: peer)
+        case .listSessions:
+            return try listSessions(peer: peer)
+        }
+    }
+
+    // MARK: Shared helpers
+
+    /// A user acts on their own vault; root on anyone's.
+    func authorize(_ peer: PeerCredentials, for uid: UInt32) throws(HandlerError) {
+        guard peer.isRoot || peer.uid == uid else { throw HandlerError.notAllowed }
+    }
+
+    /// The user's context, created on first use.
+    func context(_ uid: UInt32) -> UserContext {
+        users.withLock { users in
+            if let existing = users[uid] { return existing }
+            let created = UserContext(uid: uid, policy: config.lockOn)
+            users[uid] = created
+            return created
+        }
+    }
+
+    /// Every user arcad knows, for lock-all and the idle timer.
+    func allContexts() -> [UserContext] { users.withLock { Array($0.values) } }
+
+    func vaultPath(_ uid: UInt32) -> String { "\(config.stateDirectory)/users/\(uid).db" }
+
+    /// The user's open vault, opening it on first use; nil if there is none.
+    func vault(of state: UserState) throws(HandlerError) -> Vault? {
+        if let vault = state.vault { return vault }
+        let path = vaultPath(state.uid)
+        guard StateDirectory.exists(path) else { return nil }
+        do {
+            let vault = try Vault.open(at: path)
+            state.vault = vault
+            return vault
+        } catch {
+            throw HandlerError.vault(error)
+        }
+    }
+
+    func requireVault(of state: UserState) throws(HandlerError) -> Vault {
+        guard let vault = try vault(of: state) else { throw HandlerError.noVault }
+        return vault
+    }
+
+    func nextSessionNumber() -> UInt64 { sessionNumbers.wrappingAdd(1, ordering: .relaxed).oldValue }
+
+    private func kdf(_ p: KeyDerivationParameters) throws(HandlerError) -> KDFParameters {
+        guard let memory = Int(exactly: p.memoryLimit) else { throw .param("KDF memory limit out of range") }
+        let parameters = KDFParameters(opsLimit: p.opsLimit, memoryLimit: memory, salt: p.salt)
+        do { try parameters.validate() } catch { throw .param("\(error)") }
+        guard memory >= KDFParameters.memoryFloor else {
+            throw .param("Argon2id memory must be at least \(KDFParameters.memoryFloor >> 20) MiB")
+        }
+        return parameters
+    }
 }

@@ -25,6 +25,8 @@ public final class Server: Sendable {
     private let maxConnectionsPerUID: Int
     private let connections = Mutex<[UInt32: Int]>([:])
     private let stopping = Atomic<Bool>(false)
+    /// Connections root may hold at once.
+    static let rootConnectionLimit = 1024
 
     /// Listens at `path` (mode 0666: `SO_PEERCRED` decides), creating its directory
     /// (0755) if needed; or adopts a socket passed by systemd (`LISTEN_FDS`).
@@ -74,14 +76,17 @@ public final class Server: Sendable {
             close(fd)
             return
         }
+        // Root is the login stack of every user (PAM in login, sshd, display
+        // managers), so it gets a wider bound than one user's processes.
+        let limit = peer.isRoot ? max(maxConnectionsPerUID, Self.rootConnectionLimit) : maxConnectionsPerUID
         let admitted = connections.withLock { counts -> Bool in
             let current = counts[peer.uid, default: 0]
-            guard current < maxConnectionsPerUID else { return false }
+            guard current < limit else { return false }
             counts[peer.uid] = current + 1
             return true
         }
         guard admitted else {
-            Log.warning("uid \(peer.uid) has \(maxConnectionsPerUID) connections open; closing a new one")
+            Log.warning("uid \(peer.uid) has \(limit) connections open; closing a new one")
             close(fd)
             return
         }

@@ -71,7 +71,7 @@ extension Vault {
         (try? guarded { try header("master.recovery") != nil }) ?? false
     }
 
-    private func rewrap(master: SecretBytes, newKey: SecretBytes, parameters: KDFParameters) throws {
+    func rewrap(master: SecretBytes, newKey: SecretBytes, parameters: KDFParameters) throws {
         do { try parameters.validate() } catch { throw VaultError.param("invalid KDF parameters: \(error)") }
         let previous = kdfParameters
         do {

@@ -19,6 +19,8 @@ public final class Vault {
     let db: Database
     var classKeys: [Accessibility: SecretBytes] = [:]
     var blindIndex: BlindIndex?
+    /// The blind-index key, kept beside `blindIndex` so that held keys can be parked.
+    var indexKey: SecretBytes?
     /// Reused for unwrapping item keys during queries; wiped after each.
     var itemKeyScratch: SecretBytes?
 
@@ -62,6 +64,32 @@ public final class Vault {
         hostSecret: SecretBytes? = nil, recoveryKey wantRecovery: Bool = false
     ) throws -> (vault: Vault, recoveryKey: RecoveryKey?) {
         let passwordKey = try crypto { try Argon2id.deriveKey(password: password, parameters: params) }
+        return try create(at: path, derivedKey: passwordKey, uncheckedParameters: params, hostSecret: hostSecret,
+                          recoveryKey: wantRecovery)
+    }
+
+    /// Creates a vault from a key already derived with `kdfParameters` (arcad receives
+    /// derived keys from the PAM module and the CLI, never passwords). Same result as
+    /// `create(at:password:…)`.
+    public static func create(
+        at path: String, derivedKey: SecretBytes, kdfParameters: KDFParameters, hostSecret: SecretBytes? = nil,
+        recoveryKey: Bool = false
+    ) throws -> (vault: Vault, recoveryKey: RecoveryKey?) {
+        guard kdfParameters.memoryLimit >= KDFParameters.memoryFloor else {
+            throw VaultError.param("Argon2id memory must be at least \(KDFParameters.memoryFloor >> 20) MiB")
+        }
+        do { try kdfParameters.validate() } catch { throw VaultError.param("invalid KDF parameters: \(error)") }
+        return try create(at: path, derivedKey: derivedKey, uncheckedParameters: kdfParameters,
+                          hostSecret: hostSecret, recoveryKey: recoveryKey)
+    }
+
+    static func create(
+        at path: String, derivedKey passwordKey: SecretBytes, uncheckedParameters params: KDFParameters,
+        hostSecret: SecretBytes? = nil, recoveryKey wantRecovery: Bool = false
+    ) throws -> (vault: Vault, recoveryKey: RecoveryKey?) {
+        guard passwordKey.count == Argon2id.keyLength else {
+            throw VaultError.param("a derived key is \(Argon2id.keyLength) bytes, got \(passwordKey.count)")
+        }
         let master = try crypto { try SecretBytes.random(count: 32) }
         let vaultID = SecureRandom.bytes(count: 16)
         let recovery = wantRecovery ? try crypto { try RecoveryKey.generate() } : nil
@@ -202,7 +230,10 @@ public final class Vault {
     public func lock(_ classes: Set<Accessibility>) {
         for c in classes { classKeys[c] = nil }
         itemKeyScratch?.wipe()
-        if classKeys.isEmpty { blindIndex = nil }
+        if classKeys.isEmpty {
+            blindIndex = nil
+            indexKey = nil
+        }
     }
 
     /// Drops every key.
@@ -223,7 +254,9 @@ public final class Vault {
                     from: master, label: c.keyLabel, extra: c.isThisDeviceOnly ? hostSecret : nil)
             }
             if !keys.isEmpty, blindIndex == nil {
-                blindIndex = BlindIndex(key: try SubkeyDerivation.derive(from: master, label: "arca.index.v1"))
+                let key = try SubkeyDerivation.derive(from: master, label: "arca.index.v1")
+                indexKey = key
+                blindIndex = BlindIndex(key: key)
             }
         }
         classKeys.merge(keys) { _, new in new }

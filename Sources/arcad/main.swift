@@ -4,14 +4,117 @@ import ArcaDaemon
 import Glibc
 #endif
 
-let arguments = CommandLine.arguments.dropFirst()
-if arguments.first == "--version" || arguments.first == "version" {
-    print(ArcaDaemon.versionLine)
-    exit(0)
-}
-FileHandleStderr.write("arcad: the daemon is not implemented yet in this release\n")
-exit(1)
+let usage = "usage: arcad [--foreground] [--verbose] [--config FILE] [--state-dir DIR] [--socket PATH]"
+let help = """
+    arcad — the Arca credential store daemon
 
-enum FileHandleStderr {
-    static func write(_ s: String) { fputs(s, stderr) }
+    \(usage)
+
+    Options:
+      --foreground        stay attached and log to stderr (systemd runs it this way)
+      --verbose           log debug messages too
+      --config FILE       configuration file (default \(DaemonConfig.defaultPath); see arca.conf(5))
+      --state-dir DIR     vaults and host key (default /var/lib/arca)
+      --socket PATH       request socket (default /run/arca/arcad.sock)
+      --version           print the version and exit
+      --help              print this help and exit
+
+    See arcad(8).
+    """
+
+func fail(_ message: String, code: Int32 = 1) -> Never {
+    fputs("arcad: \(message)\n", stderr)
+    if code == 2 { fputs("\(usage)\n", stderr) }
+    exit(code)
 }
+
+struct Options {
+    var foreground = false
+    var verbose = false
+    var configPath: String?
+    var stateDirectory: String?
+    var socketPath: String?
+}
+
+func parse(_ arguments: [String]) -> Options {
+    var options = Options()
+    var rest = arguments[...]
+    func value(_ flag: String, _ inline: String?) -> String {
+        if let inline { return inline }
+        guard let next = rest.popFirst(), !next.isEmpty else { fail("error: \(flag) needs a value", code: 2) }
+        return next
+    }
+    while let argument = rest.popFirst() {
+        let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
+        let flag = parts[0]
+        let inline = parts.count == 2 ? parts[1] : nil
+        switch flag {
+        case "--foreground", "-f": options.foreground = true
+        case "--verbose", "-v": options.verbose = true
+        case "--config": options.configPath = value(flag, inline)
+        case "--state-dir": options.stateDirectory = value(flag, inline)
+        case "--socket": options.socketPath = value(flag, inline)
+        case "--version":
+            print(Daemon.versionLine)
+            exit(0)
+        case "--help", "-h":
+            print(help)
+            exit(0)
+        default: fail("error: unknown option '\(argument)'", code: 2)
+        }
+    }
+    return options
+}
+
+func readFile(_ path: String) -> String? {
+    guard let file = fopen(path, "r") else { return nil }
+    defer { fclose(file) }
+    var text = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = fread(&buffer, 1, buffer.count, file)
+        if n <= 0 { break }
+        text += buffer[0..<n]
+    }
+    return String(decoding: text, as: UTF8.self)
+}
+
+let options = parse(Array(CommandLine.arguments.dropFirst()))
+guard geteuid() == 0 else { fail("must run as root (it acts on every user's kernel keyring)") }
+
+var config = DaemonConfig()
+let configPath = options.configPath ?? DaemonConfig.defaultPath
+if let text = readFile(configPath) {
+    do { config = try DaemonConfig.parse(text, file: configPath) } catch { fail("\(error)") }
+} else if options.configPath != nil {
+    fail("\(configPath): \(String(cString: strerror(errno)))")
+}
+if let dir = options.stateDirectory { config.stateDirectory = dir }
+if let path = options.socketPath { config.socketPath = path }
+
+Log.configure(foreground: options.foreground, verbose: options.verbose)
+signal(SIGPIPE, SIG_IGN)
+umask(0o077)
+
+// arcad's own private session keyring: nothing it handles may percolate into a
+// keyring that another process inherits (systemd's KeyringMode=private does the
+// same; this covers arcad started by hand or by a test).
+DaemonProcess.isolateKeyrings()
+
+let daemon: Daemon
+let server: Server
+do {
+    daemon = try Daemon(config: config)
+    daemon.restoreParkedKeys()
+    server = try Server(config: config, handler: daemon)
+} catch {
+    fail("cannot start: \(error)")
+}
+// Detach only once the socket is bound, so that a failure to start is reported
+// to the caller; no thread has started yet, so fork is safe.
+if !options.foreground { DaemonProcess.daemonize() }
+if config.idleTimeout > 0 {
+    DaemonProcess.every(seconds: max(1, min(60, config.idleTimeout / 4))) { daemon.expireIdleUsers() }
+}
+Log.notice("\(Daemon.versionLine) started (state \(config.stateDirectory))")
+server.run()

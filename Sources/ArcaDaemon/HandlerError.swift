@@ -1,0 +1,40 @@
+import ArcaProtocol
+import ArcaVault
+
+/// A refused or failed request: the OSStatus the client sees and a message that
+/// names no secret and, for refusals, nothing about other users.
+public struct HandlerError: Error, Equatable, Sendable {
+    public let status: ArcaStatus
+    public let message: String
+
+    public init(_ status: ArcaStatus, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    static func param(_ message: String) -> HandlerError { HandlerError(.param, message) }
+
+    /// The one refusal for "not yours": identical whether or not the other user
+    /// or their vault exists.
+    static let notAllowed = HandlerError(.missingEntitlement, "not allowed for this caller")
+
+    /// No vault yet for this user.
+    static let noVault = HandlerError(
+        .interactionNotAllowed, "no vault yet: log in once with pam_arca enabled, or run 'arca init'")
+
+    /// The one mapping from vault errors. Paths stay in arcad's log, not in replies.
+    static func vault(_ error: Error) -> HandlerError {
+        guard let error = error as? VaultError else { return HandlerError(.decode, "internal error") }
+        switch error {
+        case .param(let why): return HandlerError(.param, why)
+        case .duplicateItem, .itemNotFound, .locked, .authFailed: return HandlerError(error.status, error.description)
+        case .damaged, .unsupportedVersion, .storage:
+            Log.error("\(error)")
+            return HandlerError(error.status, "the vault cannot be read; see arcad's log")
+        case .noSuchVault: return noVault
+        case .alreadyExists: return HandlerError(.duplicateItem, "a vault already exists")
+        }
+    }
+
+    var reply: Reply { .error(status: status, message: message) }
+}

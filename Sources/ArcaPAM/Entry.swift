@@ -1,0 +1,24 @@
+import CPAM
+
+/// The Swift side of every `pam_sm_*` function of pam_arca.so (the C shim
+/// forwards here). Hidden from the module's exports by pam/pam_arca.map.
+@_cdecl("arca_pam_entry")
+public func arcaPAMEntry(
+    _ kind: Int32, _ handle: OpaquePointer?, _ flags: Int32, _ argc: Int32,
+    _ argv: UnsafePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
+    guard let handle, let entry = PAMEntryKind(rawValue: kind) else { return Int32(PAM_IGNORE) }
+    var arguments: [String] = []
+    if let argv {
+        for index in 0..<Int(max(argc, 0)) {
+            if let argument = argv[index] { arguments.append(String(cString: argument)) }
+        }
+    }
+    let context = LivePAMContext(handle: handle)
+    let (options, rejected) = ModuleOptions.parse(arguments)
+    for argument in rejected {
+        context.log(.notice, "unknown or malformed argument ignored: \(argument)")
+    }
+    let transport = SocketTransport(path: options.socketPath, timeoutMilliseconds: options.timeoutMilliseconds)
+    return PAMModule(context: context, options: options, transport: transport).run(entry, flags: flags)
+}

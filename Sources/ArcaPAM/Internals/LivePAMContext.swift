@@ -1,0 +1,116 @@
+import ArcaCrypto
+import CPAM
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The ``PAMContext`` over a real `pam_handle_t`. This is the only file of the
+/// module that touches libpam's C API and raw pointers.
+final class LivePAMContext: PAMContext {
+    private let handle: OpaquePointer
+
+    init(handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    /// The corresponding C function is `pam_get_item`.
+    func item(_ item: PAMTextItem) -> String? {
+        let type: Int32
+        switch item {
+        case .service: type = PAM_SERVICE
+        case .user: type = PAM_USER
+        case .tty: type = PAM_TTY
+        case .remoteHost: type = PAM_RHOST
+        case .remoteUser: type = PAM_RUSER
+        }
+        var value: UnsafeRawPointer?
+        guard pam_get_item(handle, type, &value) == PAM_SUCCESS, let value else { return nil }
+        return String(validatingCString: value.assumingMemoryBound(to: CChar.self))
+    }
+
+    /// Copies the token from libpam's memory into guarded memory directly,
+    /// never through a Swift `String`. The corresponding C function is `pam_get_item`.
+    func secretItem(_ item: PAMSecretItem) -> SecretBytes? {
+        let type: Int32
+        switch item {
+        case .authToken: type = PAM_AUTHTOK
+        case .oldAuthToken: type = PAM_OLDAUTHTOK
+        }
+        var value: UnsafeRawPointer?
+        guard pam_get_item(handle, type, &value) == PAM_SUCCESS, let value else { return nil }
+        let length = strlen(value.assumingMemoryBound(to: CChar.self))
+        guard length > 0 else { return nil }
+        return try? SecretBytes(copying: UnsafeRawBufferPointer(start: value, count: length))
+    }
+
+    /// The corresponding C function is `getpwnam_r`.
+    func uid(ofUser name: String) -> UInt32? {
+        var size = max(Int(sysconf(Int32(_SC_GETPW_R_SIZE_MAX))), 1024)
+        while size <= 1 << 20 {
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            var buffer = [CChar](repeating: 0, count: size)
+            let rc = getpwnam_r(name, &entry, &buffer, size, &result)
+            if rc == ERANGE {
+                size *= 4
+                continue
+            }
+            guard rc == 0, result != nil else { return nil }
+            return entry.pw_uid
+        }
+        return nil
+    }
+
+    var effectiveUID: UInt32 { geteuid() }
+
+    /// The corresponding C function is `pam_set_data`; its cleanup releases
+    /// the box, whose `SecretBytes` zeroes and frees the copy.
+    func stash(_ value: SecretBytes, name: String) -> Bool {
+        let box = Unmanaged.passRetained(StashBox(value)).toOpaque()
+        let rc = pam_set_data(handle, name, box) { _, data, _ in
+            guard let data else { return }
+            Unmanaged<StashBox>.fromOpaque(data).release()
+        }
+        guard rc == PAM_SUCCESS else {
+            Unmanaged<StashBox>.fromOpaque(box).release()
+            return false
+        }
+        return true
+    }
+
+    /// The corresponding C function is `pam_get_data`.
+    func stashed(name: String) -> SecretBytes? {
+        var value: UnsafeRawPointer?
+        guard pam_get_data(handle, name, &value) == PAM_SUCCESS, let value else { return nil }
+        return try? Unmanaged<StashBox>.fromOpaque(value).takeUnretainedValue().secret.copy()
+    }
+
+    /// Replacing the data with nothing runs the old cleanup, which zeroes it.
+    func removeStash(name: String) {
+        var value: UnsafeRawPointer?
+        guard pam_get_data(handle, name, &value) == PAM_SUCCESS, value != nil else { return }
+        _ = pam_set_data(handle, name, nil, nil)
+    }
+
+    /// `pam_syslog` is variadic; `pam_vsyslog` with a `"%s"` format is the
+    /// same call and keeps a `%` in a user name from being a format.
+    func log(_ priority: LogPriority, _ message: String) {
+        let level: Int32
+        switch priority {
+        case .error: level = LOG_ERR
+        case .notice: level = LOG_NOTICE
+        case .info: level = LOG_INFO
+        case .debug: level = LOG_DEBUG
+        }
+        message.withCString { text in
+            withVaList([text]) { pam_vsyslog(handle, level, "%s", $0) }
+        }
+    }
+}
+
+/// What `pam_set_data` holds: a reference to guarded memory.
+private final class StashBox {
+    let secret: SecretBytes
+    init(_ secret: SecretBytes) { self.secret = secret }
+}

@@ -1,0 +1,46 @@
+import ArcaProtocol
+import CPAM
+
+/// Why the module could not do its part. None of these fails a login.
+public enum ModuleError: Error, Equatable {
+    /// `PAM_USER` is not set.
+    case noUser
+    /// The user is unknown to the system (`getpwnam_r`).
+    case unknownUser(String)
+    /// arcad could not be reached, timed out or sent garbage.
+    case arcadUnavailable(ClientError)
+    /// arcad answered a request with an error.
+    case arcadRefused(request: MessageKind, status: ArcaStatus, message: String)
+    /// arcad answered with a reply that does not belong to the request.
+    case unexpectedReply(request: MessageKind, reply: MessageKind)
+    /// arcad sent KDF parameters this module will not use.
+    case unusableParameters(String)
+    /// Argon2id, calibration or guarded memory failed.
+    case crypto(String)
+    /// `pam_set_data` failed: the key cannot be kept for open_session.
+    case stashFailed
+
+    /// The one mapping of module failures to PAM: every failure is
+    /// `PAM_IGNORE` (the login goes on without Arca) and one syslog line.
+    /// Documented in pam_arca(8), RETURN VALUES.
+    public var outcome: (code: Int32, priority: LogPriority, message: String) {
+        switch self {
+        case .noUser:
+            return (Int32(PAM_IGNORE), .error, "no PAM_USER")
+        case .unknownUser(let name):
+            return (Int32(PAM_IGNORE), .error, "unknown user \(name)")
+        case .arcadUnavailable(let error):
+            return (Int32(PAM_IGNORE), .error, "\(error)")
+        case .arcadRefused(let request, let status, let message):
+            return (Int32(PAM_IGNORE), .error, "arcad refused \(request) (\(status.rawValue)): \(message)")
+        case .unexpectedReply(let request, let reply):
+            return (Int32(PAM_IGNORE), .error, "arcad answered \(request) with \(reply)")
+        case .unusableParameters(let why):
+            return (Int32(PAM_IGNORE), .error, "unusable KDF parameters from arcad: \(why)")
+        case .crypto(let why):
+            return (Int32(PAM_IGNORE), .error, "key derivation failed: \(why)")
+        case .stashFailed:
+            return (Int32(PAM_IGNORE), .error, "pam_set_data failed")
+        }
+    }
+}

@@ -1,0 +1,314 @@
+import ArcaCrypto
+import ArcaProtocol
+import CPAM
+
+/// The `pam_sm_*` entry point being run.
+public enum PAMEntryKind: Int32, Sendable {
+    /// `pam_sm_authenticate`.
+    case authenticate = 0
+    /// `pam_sm_setcred`.
+    case setCredentials = 1
+    /// `pam_sm_acct_mgmt`.
+    case accountManagement = 2
+    /// `pam_sm_open_session`.
+    case openSession = 3
+    /// `pam_sm_close_session`.
+    case closeSession = 4
+    /// `pam_sm_chauthtok`.
+    case changeAuthToken = 5
+}
+
+/// One run of one PAM entry point: reads the handle through a ``PAMContext``,
+/// talks to arcad through an ``ArcadTransport``, and returns a PAM code.
+/// It never returns a failure: the worst outcome is `PAM_IGNORE`.
+public final class PAMModule {
+    /// Marks a handle whose arcad timed out, so later calls of the same
+    /// transaction do not wait again.
+    static let unreachableName = "arca:unreachable"
+
+    let context: PAMContext
+    let options: ModuleOptions
+    let transport: ArcadTransport
+    let calibrate: () throws -> KDFParameters
+
+    /// A module run. `calibrate` chooses the KDF parameters of a new vault
+    /// (tests pass cheap ones).
+    public init(
+        context: PAMContext, options: ModuleOptions, transport: ArcadTransport,
+        calibrate: @escaping () throws -> KDFParameters = { try Argon2id.calibrate(targetSeconds: 0.25) }
+    ) {
+        self.context = context
+        self.options = options
+        self.transport = transport
+        self.calibrate = calibrate
+    }
+
+    /// Runs `kind` and returns its PAM code; failures are logged once.
+    public func run(_ kind: PAMEntryKind, flags: Int32) -> Int32 {
+        let service = context.item(.service)
+        guard options.applies(to: service) else {
+            debug("service \(service ?? "(none)") not in only_if; skipped")
+            return Int32(PAM_IGNORE)
+        }
+        do throws(ModuleError) {
+            switch kind {
+            case .setCredentials, .accountManagement: return Int32(PAM_IGNORE)
+            case .authenticate: return try authenticate()
+            case .openSession: return try openSession()
+            case .closeSession: return try closeSession()
+            case .changeAuthToken: return try changeAuthToken(flags: flags)
+            }
+        } catch {
+            let outcome = error.outcome
+            context.log(outcome.priority, outcome.message)
+            return outcome.code
+        }
+    }
+
+    // MARK: - auth
+
+    private func authenticate() throws(ModuleError) -> Int32 {
+        let (user, uid) = try currentUser()
+        guard let password = context.secretItem(.authToken) else {
+            debug("no PAM_AUTHTOK for \(user) (key or token login); nothing to do")
+            return Int32(PAM_IGNORE)
+        }
+        let unprivileged = context.effectiveUID != 0
+        context.removeStash(name: AuthStash.name)
+        var stash: AuthStash
+        switch try send(.kdfParameters(uid: uid)) {
+        case .kdfParameters(let parameters?):
+            let key = try derive(password, try usable(parameters))
+            stash = AuthStash(uid: uid, unlockedInAuth: false, enrollment: nil, key: key)
+        case .kdfParameters(nil):
+            guard options.autoEnroll, !unprivileged else {
+                debug("\(user) has no vault and enrollment is off here; nothing to do")
+                return Int32(PAM_IGNORE)
+            }
+            let parameters: KDFParameters
+            do {
+                parameters = try calibrate()
+            } catch {
+                throw .crypto("\(error)")
+            }
+            let key = try derive(password, parameters)
+            stash = AuthStash(uid: uid, unlockedInAuth: false, enrollment: parameters, key: key)
+        case let other:
+            throw unexpected(other, to: .kdfParameters)
+        }
+        if (unprivileged || options.unlockInAuth) && stash.enrollment == nil {
+            try expectOK(.unlock(uid: uid, key: stash.key.requestBytes()))
+            info("unlocked the vault of \(user) in auth")
+            stash.unlockedInAuth = true
+        }
+        let serialized: SecretBytes
+        do {
+            serialized = try stash.serialized()
+        } catch {
+            throw .crypto("\(error)")
+        }
+        guard context.stash(serialized, name: AuthStash.name) else { throw .stashFailed }
+        debug("derived the key of \(user); kept for open_session")
+        // auth never vouches for the password: that is the other modules' job.
+        return Int32(PAM_IGNORE)
+    }
+
+    // MARK: - session
+
+    private func openSession() throws(ModuleError) -> Int32 {
+        let (user, uid) = try currentUser()
+        // Idempotent per handle: a second open must not orphan the first token.
+        if let open = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), open.uid == uid {
+            debug("a session of \(user) is already open in this handle")
+            return Int32(PAM_SUCCESS)
+        }
+        var firstFailure: ModuleError?
+        let stash = context.stashed(name: AuthStash.name).flatMap(AuthStash.parse)
+        context.removeStash(name: AuthStash.name)
+        if let stash, stash.uid == uid, !stash.unlockedInAuth {
+            do throws(ModuleError) {
+                if let parameters = stash.enrollment {
+                    try enroll(user: user, uid: uid, key: stash.key, parameters: parameters)
+                } else {
+                    try expectOK(.unlock(uid: uid, key: stash.key.requestBytes()))
+                    info("unlocked the vault of \(user)")
+                }
+            } catch .arcadUnavailable(let error) {
+                throw .arcadUnavailable(error)
+            } catch {
+                // A wrong key (password out of sync) still opens the session,
+                // so that arcad counts it; the failure is logged here.
+                let outcome = error.outcome
+                context.log(outcome.priority, outcome.message)
+                firstFailure = error
+            }
+        } else if stash == nil {
+            debug("no key from auth for \(user) (no password, or auth ran in another process)")
+        }
+        let token: SecretBytes
+        do {
+            token = try SecretBytes.random(count: SessionStash.tokenLength)
+        } catch {
+            throw .crypto("\(error)")
+        }
+        try expectOK(
+            .openSession(
+                SessionOpening(
+                    uid: uid, token: token.requestBytes(), service: context.item(.service) ?? "",
+                    tty: context.item(.tty), remoteHost: context.item(.remoteHost),
+                    remoteUser: context.item(.remoteUser))))
+        guard let serialized = try? SessionStash(uid: uid, token: token).serialized(),
+            context.stash(serialized, name: SessionStash.name)
+        else { throw .stashFailed }
+        debug("opened a session for \(user)")
+        return firstFailure.map { $0.outcome.code } ?? Int32(PAM_SUCCESS)
+    }
+
+    private func enroll(user: String, uid: UInt32, key: SecretBytes, parameters: KDFParameters) throws(ModuleError) {
+        guard options.autoEnroll else { return }
+        let wire = KeyDerivationParameters(
+            opsLimit: parameters.opsLimit, memoryLimit: UInt64(parameters.memoryLimit), salt: parameters.salt)
+        var request = Request.enroll(uid: uid, key: key.requestBytes(), parameters: wire)
+        var reply = try send(&request)
+        defer { reply.wipeSecrets() }
+        switch reply {
+        case .ok, .recoveryKey:
+            // The recovery key is never shown through PAM: a display manager
+            // would lose it and a terminal would keep it in its scrollback.
+            info("enrolled \(user): created a vault unlocked by the login password")
+        case .error(let status, let message):
+            throw .arcadRefused(request: .enroll, status: status, message: message)
+        case let other:
+            throw unexpected(other, to: .enroll)
+        }
+    }
+
+    private func closeSession() throws(ModuleError) -> Int32 {
+        let (user, uid) = try currentUser()
+        guard let stash = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), stash.uid == uid
+        else {
+            debug("no session of \(user) opened by this handle; nothing to close")
+            return Int32(PAM_IGNORE)
+        }
+        try expectOK(.closeSession(uid: uid, token: stash.token.requestBytes()))
+        context.removeStash(name: SessionStash.name)
+        debug("closed a session of \(user)")
+        return Int32(PAM_SUCCESS)
+    }
+
+    // MARK: - password
+
+    private func changeAuthToken(flags: Int32) throws(ModuleError) -> Int32 {
+        guard flags & Int32(PAM_UPDATE_AUTHTOK) != 0 else { return Int32(PAM_IGNORE) }
+        let (user, uid) = try currentUser()
+        guard let newPassword = context.secretItem(.authToken) else {
+            debug("no new PAM_AUTHTOK for \(user); nothing to re-wrap")
+            return Int32(PAM_IGNORE)
+        }
+        let current: KDFParameters
+        switch try send(.kdfParameters(uid: uid)) {
+        case .kdfParameters(let parameters?): current = try usable(parameters)
+        case .kdfParameters(nil):
+            debug("\(user) has no vault; nothing to re-wrap")
+            return Int32(PAM_IGNORE)
+        case let other: throw unexpected(other, to: .kdfParameters)
+        }
+        // Same cost, fresh salt: a new password never reuses the old salt.
+        let fresh = KDFParameters(
+            opsLimit: current.opsLimit, memoryLimit: current.memoryLimit,
+            salt: SecureRandom.bytes(count: KDFParameters.saltLength))
+        let wire = KeyDerivationParameters(
+            opsLimit: fresh.opsLimit, memoryLimit: UInt64(fresh.memoryLimit), salt: fresh.salt)
+        let newKey = try derive(newPassword, fresh)
+        if let oldPassword = context.secretItem(.oldAuthToken) {
+            let oldKey = try derive(oldPassword, current)
+            try expectOK(
+                .changePassword(
+                    uid: uid, oldKey: oldKey.requestBytes(), newKey: newKey.requestBytes(), parameters: wire))
+            info("re-wrapped the vault of \(user) to the new password")
+        } else {
+            try expectOK(.passwordReset(uid: uid, newKey: newKey.requestBytes(), parameters: wire))
+            info("password of \(user) reset without the old one; arcad re-wraps at the next unlock")
+        }
+        return Int32(PAM_SUCCESS)
+    }
+
+    // MARK: - helpers
+
+    private func currentUser() throws(ModuleError) -> (String, UInt32) {
+        guard let user = context.item(.user), !user.isEmpty else { throw .noUser }
+        guard let uid = context.uid(ofUser: user) else { throw .unknownUser(user) }
+        return (user, uid)
+    }
+
+    // Requests are taken `consuming`, so the temporary a caller builds is moved
+    // in, not copied, and the wipe after sending zeroes the only copy.
+    private func send(_ request: consuming Request) throws(ModuleError) -> Reply {
+        try send(&request)
+    }
+
+    /// Sends and wipes the request's secrets afterwards. A request built in
+    /// place and passed `inout` is uniquely owned, so the wipe is in place.
+    private func send(_ request: inout Request) throws(ModuleError) -> Reply {
+        defer { request.wipeSecrets() }
+        if context.stashed(name: Self.unreachableName) != nil {
+            throw .arcadUnavailable(.timedOut)
+        }
+        do {
+            return try transport.send(request)
+        } catch {
+            if error == .timedOut, let marker = try? SecretBytes(count: 1) {
+                _ = context.stash(marker, name: Self.unreachableName)
+            }
+            throw .arcadUnavailable(error)
+        }
+    }
+
+    private func expectOK(_ request: consuming Request) throws(ModuleError) {
+        let kind = request.kind
+        switch try send(&request) {
+        case .ok: return
+        case .error(let status, let message): throw .arcadRefused(request: kind, status: status, message: message)
+        case let other: throw unexpected(other, to: kind)
+        }
+    }
+
+    private func unexpected(_ reply: Reply, to request: MessageKind) -> ModuleError {
+        if case .error(let status, let message) = reply {
+            return .arcadRefused(request: request, status: status, message: message)
+        }
+        return .unexpectedReply(request: request, reply: reply.kind)
+    }
+
+    private func usable(_ parameters: KeyDerivationParameters) throws(ModuleError) -> KDFParameters {
+        // arcad is trusted, but a login must not be made to allocate the machine.
+        let limit = UInt64(max(Argon2id.physicalMemory() / 2, KDFParameters.memoryFloor))
+        guard parameters.memoryLimit <= limit else {
+            throw .unusableParameters("memory \(parameters.memoryLimit) over \(limit)")
+        }
+        let kdf = KDFParameters(
+            opsLimit: parameters.opsLimit, memoryLimit: Int(parameters.memoryLimit), salt: parameters.salt)
+        do {
+            try kdf.validate()
+        } catch {
+            throw .unusableParameters("\(error)")
+        }
+        return kdf
+    }
+
+    private func derive(_ password: SecretBytes, _ parameters: KDFParameters) throws(ModuleError) -> SecretBytes {
+        do {
+            return try Argon2id.deriveKey(password: password, parameters: parameters)
+        } catch {
+            throw .crypto("\(error)")
+        }
+    }
+
+    private func debug(_ message: String) {
+        if options.debug { context.log(.debug, message) }
+    }
+
+    private func info(_ message: String) {
+        if !options.quiet { context.log(.info, message) }
+    }
+}

@@ -1,0 +1,105 @@
+import ArcaCrypto
+import ArcaKeyring
+import ArcaProtocol
+import Foundation
+import Synchronization
+
+@testable import ArcaDaemon
+
+/// The in-memory twin of the kernel keyring: what arcad would have installed.
+final class RecordingKernel: KernelPublishing, @unchecked Sendable {
+    private let rings = Mutex<[String: [String: [UInt8]]]>([:])
+
+    func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> Int {
+        var ring: [String: [UInt8]] = [:]
+        var notLoaded = 0
+        for item in items {
+            guard item.secret.count <= KeyringLayout.maximumPayload else {
+                notLoaded += 1
+                continue
+            }
+            ring[item.key.keyDescription] = item.secret.withUnsafeBytes { Array($0) }
+        }
+        rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] = ring }
+        return notLoaded
+    }
+
+    func remove(uid: UInt32, class kernelClass: KernelClass) {
+        rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] = nil }
+    }
+
+    /// The ring's items (description → secret as text); nil when no ring is installed.
+    func ring(_ uid: UInt32, _ c: KernelClass) -> [String: String]? {
+        rings.withLock { $0["\(uid)/\(c.rawValue)"] }?.mapValues { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// A daemon over a temporary state directory, with the kernel twin.
+final class TestDaemon {
+    let directory: String
+    let kernel = RecordingKernel()
+    let daemon: Daemon
+
+    init(directory: String? = nil) throws {
+        self.directory = directory ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("arcad-test-\(UUID().uuidString)").path
+        var config = DaemonConfig()
+        config.stateDirectory = self.directory
+        daemon = try Daemon(config: config, kernel: kernel)
+    }
+
+    /// A second daemon over the same state (a restart).
+    func restarted() throws -> TestDaemon { try TestDaemon(directory: directory) }
+
+    func send(_ request: Request, as uid: UInt32) -> Reply {
+        var request = request
+        return daemon.handle(&request, from: PeerCredentials(pid: 1, uid: uid, gid: uid))
+    }
+
+    func cleanUp() {
+        _ = send(.lockAll, as: 0)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Cheapest parameters arcad accepts (64 MiB, 1 pass), with a fixed salt.
+let testParameters = KeyDerivationParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: Array("0123456789abcdef".utf8))
+
+/// The key PAM would derive for `password` with `testParameters`.
+func derivedKey(_ password: String, salt: [UInt8] = testParameters.salt) throws -> [UInt8] {
+    let secret = try Array(password.utf8).withUnsafeBytes { try SecretBytes(copying: $0) }
+    let key = try Argon2id.deriveKey(
+        password: secret, parameters: KDFParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: salt))
+    return key.withUnsafeBytes { Array($0) }
+}
+
+func genp(_ service: String, _ account: String, accessible: ArcaProtocol.Accessibility? = nil) -> AttributeMap {
+    var map: AttributeMap = [.service: .string(service), .account: .string(account)]
+    if let accessible { map[.accessible] = .accessibility(accessible) }
+    return map
+}
+
+func addRequest(_ uid: UInt32, _ service: String, _ account: String, _ secret: String,
+                accessible: ArcaProtocol.Accessibility? = nil) -> Request {
+    .add(AddRequest(vault: .user(uid: uid), itemClass: .genericPassword,
+                    attributes: genp(service, account, accessible: accessible), secret: Array(secret.utf8)))
+}
+
+func getRequest(_ uid: UInt32, _ service: String, _ account: String) -> Request {
+    .copyMatching(vault: .user(uid: uid), query: Query(
+        itemClass: .genericPassword, attributes: genp(service, account), returnFlags: .data))
+}
+
+/// The secret of a one-item reply, as text; or the error status.
+func secretText(_ reply: Reply) -> String {
+    switch reply {
+    case .items(let items) where items.count == 1: String(decoding: items[0].data ?? [], as: UTF8.self)
+    case .error(let status, _): "error \(status.rawValue)"
+    default: "unexpected \(reply)"
+    }
+}
+
+func statusCode(_ reply: Reply) -> Int32 {
+    if case .error(let status, _) = reply { return status.rawValue }
+    return 0
+}

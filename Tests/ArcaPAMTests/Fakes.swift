@@ -1,0 +1,84 @@
+import ArcaCrypto
+import ArcaProtocol
+import CPAM
+
+@testable import ArcaPAM
+
+/// An in-memory PAM handle.
+final class FakeContext: PAMContext {
+    var items: [PAMTextItem: String] = [.service: "login", .user: "alice"]
+    var secrets: [PAMSecretItem: String] = [:]
+    var users: [String: UInt32] = ["alice": 1000]
+    var effectiveUID: UInt32 = 0
+    var data: [String: SecretBytes] = [:]
+    var logs: [String] = []
+    var failStash = false
+
+    func item(_ item: PAMTextItem) -> String? { items[item] }
+    func secretItem(_ item: PAMSecretItem) -> SecretBytes? {
+        guard let text = secrets[item], !text.isEmpty else { return nil }
+        var bytes = Array(text.utf8)
+        return try? SecretBytes(consuming: &bytes)
+    }
+    func uid(ofUser name: String) -> UInt32? { users[name] }
+    func stash(_ value: SecretBytes, name: String) -> Bool {
+        guard !failStash else { return false }
+        data[name] = try? value.copy()
+        return true
+    }
+    func stashed(name: String) -> SecretBytes? { try? data[name]?.copy() }
+    func removeStash(name: String) { data[name] = nil }
+    func log(_ priority: LogPriority, _ message: String) { logs.append("\(priority) \(message)") }
+}
+
+/// An arcad double that records requests and answers from a script, or from a
+/// one-user vault like the recorder's.
+final class FakeArcad: ArcadTransport {
+    var requests: [Request] = []
+    var vault: (parameters: KeyDerivationParameters, key: [UInt8])?
+    var failures: [MessageKind: ClientError] = [:]
+    var refusals: [MessageKind: ArcaStatus] = [:]
+
+    func send(_ request: Request) throws(ClientError) -> Reply {
+        requests.append(request)
+        if let error = failures[request.kind] { throw error }
+        if let status = refusals[request.kind] { return .error(status: status, message: "scripted") }
+        switch request {
+        case .kdfParameters: return .kdfParameters(vault?.parameters)
+        case .unlock(_, let key): return vault?.key == key ? .ok : .error(status: .authFailed, message: "wrong key")
+        case .enroll(_, let key, let parameters):
+            vault = (parameters, key)
+            return .recoveryKey(Array("RECOVERY".utf8))
+        case .changePassword(_, let old, let new, let parameters):
+            guard vault?.key == old else { return .error(status: .authFailed, message: "wrong old key") }
+            vault = (parameters, new)
+            return .ok
+        case .openSession, .closeSession, .passwordReset: return .ok
+        default: return .error(status: .param, message: "unsupported")
+        }
+    }
+
+    /// "kind uid" per request, the shape the tests compare.
+    var kinds: [String] { requests.map { "\($0.kind)" } }
+}
+
+/// Cheap Argon2id parameters so that tests stay fast.
+let cheap = KDFParameters(opsLimit: 1, memoryLimit: 64 << 10, salt: [UInt8](repeating: 1, count: 16))
+let cheapWire = KeyDerivationParameters(opsLimit: 1, memoryLimit: 64 << 10, salt: [UInt8](repeating: 2, count: 16))
+
+func key(_ password: String, _ p: KeyDerivationParameters) throws -> [UInt8] {
+    var bytes = Array(password.utf8)
+    let secret = try SecretBytes(consuming: &bytes)
+    let derived = try Argon2id.deriveKey(
+        password: secret, parameters: KDFParameters(opsLimit: p.opsLimit, memoryLimit: Int(p.memoryLimit), salt: p.salt)
+    )
+    return derived.withUnsafeBytes { Array($0) }
+}
+
+func module(_ context: FakeContext, _ arcad: FakeArcad, _ arguments: [String] = []) -> PAMModule {
+    PAMModule(
+        context: context, options: ModuleOptions.parse(arguments).options, transport: arcad, calibrate: { cheap })
+}
+
+let ignore = Int32(PAM_IGNORE)
+let success = Int32(PAM_SUCCESS)

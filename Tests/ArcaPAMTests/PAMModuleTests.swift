@@ -1,0 +1,200 @@
+import ArcaCrypto
+import ArcaProtocol
+import CPAM
+import Testing
+
+@testable import ArcaPAM
+
+@Suite struct PAMModuleTests {
+    @Test func firstLoginEnrollsThenOpensAndCloses() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters"])
+        #expect(context.data[AuthStash.name] != nil)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["kdfParameters", "enroll", "openSession"])
+        guard case .enroll(let uid, let enrolledKey, let parameters) = arcad.requests[1] else {
+            Issue.record("not an enroll: \(arcad.requests[1])")
+            return
+        }
+        #expect(uid == 1000)
+        #expect(parameters == KeyDerivationParameters(opsLimit: 1, memoryLimit: 64 << 10, salt: cheap.salt))
+        #expect(enrolledKey == (try key("pw", parameters)))
+        #expect(context.data[AuthStash.name] == nil, "the key is dropped once used")
+        guard case .openSession(let opening) = arcad.requests[2] else { return }
+        #expect(opening.uid == 1000 && opening.service == "login" && opening.tty == nil && opening.token.count == 16)
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == success)
+        #expect(arcad.requests.last == .closeSession(uid: 1000, token: opening.token))
+        #expect(context.data[SessionStash.name] == nil)
+        #expect(context.logs == ["info enrolled alice: created a vault unlocked by the login password"])
+    }
+
+    @Test func nextLoginUnlocksWithTheDerivedKey() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        context.items[.tty] = "tty3"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["kdfParameters", "unlock", "openSession"])
+        #expect(arcad.requests[1] == .unlock(uid: 1000, key: try key("pw", cheapWire)))
+        guard case .openSession(let opening) = arcad.requests[2] else { return }
+        #expect(opening.tty == "tty3")
+        #expect(context.logs == ["info unlocked the vault of alice"])
+    }
+
+    @Test func quietSilencesSuccessAndDebugNamesSteps() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        _ = module(context, arcad, ["quiet"]).run(.authenticate, flags: 0)
+        _ = module(context, arcad, ["quiet"]).run(.openSession, flags: 0)
+        #expect(context.logs == [])
+        _ = module(context, arcad, ["debug", "quiet"]).run(.closeSession, flags: 0)
+        #expect(context.logs == ["debug closed a session of alice"])
+    }
+
+    @Test func openSessionIsIdempotentPerHandle() throws {
+        let context = FakeContext()
+        let arcad = FakeArcad()
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["openSession"])
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == success)
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["openSession", "closeSession"])
+    }
+
+    @Test func screenLockerUnlocksInAuth() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        context.effectiveUID = 1000
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters", "unlock"])
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["kdfParameters", "unlock", "openSession"], "no second unlock")
+    }
+
+    @Test func screenLockerNeverEnrolls() {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        context.effectiveUID = 1000
+        let arcad = FakeArcad()
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters"])
+        #expect(context.data[AuthStash.name] == nil)
+    }
+
+    @Test func noTokenMeansNothingInAuth() {
+        let context = FakeContext()
+        let arcad = FakeArcad()
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad.requests.isEmpty)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["openSession"])
+        #expect(context.logs.isEmpty)
+    }
+
+    @Test func wrongPasswordStillOpensTheSession() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "wrong"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters", "unlock", "openSession"])
+        #expect(context.logs == ["error arcad refused unlock (-25293): wrong key"])
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == success)
+    }
+
+    @Test func aStashOfAnotherUserIsNotUsed() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        context.users["bob"] = 1001
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        _ = module(context, arcad).run(.authenticate, flags: 0)
+        context.items[.user] = "bob"
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["kdfParameters", "openSession"])
+        guard case .openSession(let opening) = arcad.requests[1] else { return }
+        #expect(opening.uid == 1001)
+    }
+
+    @Test func aTimeoutIsWaitedForOncePerTransaction() {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.failures[.kdfParameters] = .timedOut
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters"])
+        #expect(context.logs == ["error arcad did not answer in time", "error arcad did not answer in time"])
+    }
+
+    @Test func arcadNotRunningIsTriedAgainEachCall() {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        let down = ClientError.notRunning(path: "/run/arca/arcad.sock", errno: 2)
+        arcad.failures = [.kdfParameters: down, .openSession: down]
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters", "openSession"])
+        #expect(context.logs.count == 2)
+        #expect(context.logs[0] == "error arcad is not running (/run/arca/arcad.sock: No such file or directory)")
+    }
+
+    @Test func unexpectedRepliesAndUnusableParametersAreIgnored() {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.vault = (KeyDerivationParameters(opsLimit: 1, memoryLimit: 1 << 62, salt: cheap.salt), [])
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(context.logs.count == 1)
+        #expect(context.logs[0].hasPrefix("error unusable KDF parameters from arcad: memory 4611686018427387904 over "))
+        #expect(context.data[AuthStash.name] == nil)
+    }
+
+    @Test func aFailedStashIsOneLine() {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        context.failStash = true
+        #expect(module(context, FakeArcad()).run(.authenticate, flags: 0) == ignore)
+        #expect(context.logs == ["error pam_set_data failed"])
+    }
+
+    @Test func onlyIfSkipsOtherServices() {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        for kind in [PAMEntryKind.authenticate, .openSession, .closeSession, .changeAuthToken] {
+            #expect(module(context, arcad, ["only_if=sshd"]).run(kind, flags: Int32(PAM_UPDATE_AUTHTOK)) == ignore)
+        }
+        #expect(arcad.requests.isEmpty)
+    }
+
+    @Test func unknownUserAndNoUser() {
+        let context = FakeContext()
+        context.items[.user] = "mallory"
+        #expect(module(context, FakeArcad()).run(.openSession, flags: 0) == ignore)
+        context.items[.user] = nil
+        #expect(module(context, FakeArcad()).run(.openSession, flags: 0) == ignore)
+        #expect(context.logs == ["error unknown user mallory", "error no PAM_USER"])
+    }
+
+    @Test func setcredAndAccountDoNothing() {
+        let context = FakeContext()
+        let arcad = FakeArcad()
+        #expect(module(context, arcad).run(.setCredentials, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.accountManagement, flags: 0) == ignore)
+        #expect(arcad.requests.isEmpty)
+    }
+}

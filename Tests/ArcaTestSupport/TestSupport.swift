@@ -1,0 +1,103 @@
+// Shared by the root-level test suites: running commands, throwaway users, and
+// finding the executables SwiftPM built next to the test bundle.
+import Foundation
+
+/// What a command printed and how it ended.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// Runs `argv` (looked up on PATH) with optional stdin; output trimmed.
+@discardableResult
+public func run(_ argv: [String], stdin: String? = nil) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = argv
+    let out = Pipe()
+    let err = Pipe()
+    let input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? input.fileHandleForWriting.close()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CommandResult(
+        status: process.terminationStatus,
+        stdout: String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+        stderr: String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+}
+
+/// An executable SwiftPM built beside the test bundle (`.build/<config>/NAME`).
+public func builtExecutable(_ name: String) -> String {
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+    var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = dir.appendingPathComponent(name).path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        dir = dir.deletingLastPathComponent()
+    }
+    return name
+}
+
+/// A user created for one test and removed after it.
+public struct TestUser: Sendable {
+    public var name: String
+    public var uid: UInt32
+    public var gid: UInt32
+
+    /// `argv` run as this user (real and effective ids, no supplementary groups).
+    public func command(_ argv: [String]) -> [String] {
+        ["setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] + argv
+    }
+
+    /// Runs `argv` as this user.
+    @discardableResult
+    public func run(_ argv: [String], stdin: String? = nil) throws -> CommandResult {
+        try ArcaTestSupport.run(command(argv), stdin: stdin)
+    }
+}
+
+public struct TestSupportError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Creates `count` throwaway users, runs `body`, and removes them (also on failure).
+/// `cleanup` runs first for each user (purge their keys, …).
+public func withThrowawayUsers(
+    _ count: Int, prefix: String = "arcat", cleanup: (TestUser) -> Void = { _ in },
+    _ body: ([TestUser]) throws -> Void
+) throws {
+    guard getuid() == 0 else { throw TestSupportError("this test must run as root (it creates users)") }
+    let tag = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+    var users: [TestUser] = []
+    defer {
+        for user in users {
+            cleanup(user)
+            for _ in 0..<20 {
+                // 1 and 10: /etc/passwd or /etc/group is locked by another suite.
+                guard let result = try? run(["userdel", "-f", user.name]), [1, 10].contains(result.status) else { break }
+                usleep(100_000)
+            }
+        }
+    }
+    for index in 0..<count {
+        let name = "\(prefix)\(tag)\(index)"
+        var made = try run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
+        for _ in 0..<20 where made.status == 1 || made.status == 10 {
+            usleep(100_000)
+            made = try run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
+        }
+        guard made.status == 0 else { throw TestSupportError("useradd \(name) failed: \(made.stderr)") }
+        guard let uid = UInt32(try run(["id", "-u", name]).stdout), let gid = UInt32(try run(["id", "-g", name]).stdout)
+        else { throw TestSupportError("id \(name) failed") }
+        users.append(TestUser(name: name, uid: uid, gid: gid))
+    }
+    try body(users)
+}
