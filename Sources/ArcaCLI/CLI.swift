@@ -126,7 +126,7 @@ struct Context {
         case .clear: try clear()
         case .lock(let all): try lock(all: all)
         case .unlock(let source): try unlock(source, output: &output)
-        case .status(let json): try status(json: json, output: &output)
+        case .status(let json, let user): try status(json: json, user: user, output: &output)
         case .passwd(let resync): try passwd(resync: resync, output: &output)
         case .recovery(let rotate, let json): try recovery(rotate: rotate, json: json, output: &output)
         case .show(let json): try show(json: json, output: &output)

@@ -77,7 +77,7 @@ public enum Command: Sendable, Equatable {
     /// `unlock`, `unlock-keychain`.
     case unlock(SecretSource)
     /// `status`.
-    case status(json: Bool)
+    case status(json: Bool, user: UInt32?)
     /// `passwd`.
     case passwd(resync: Bool)
     /// `recovery`.

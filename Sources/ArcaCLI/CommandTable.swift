@@ -195,7 +195,9 @@ public enum CommandTable {
             "lock", "remove your when-unlocked items from the kernel",
             options: [OptionSpec("all", "remove every class (root: every user's)")]),
         VerbSpec("unlock", "unlock your vault with its password"),
-        VerbSpec("status", "show your vault's lock state", json: true),
+        VerbSpec(
+            "status", "show your vault's lock state",
+            options: [OptionSpec("user", short: "u", .value("USER"), "another user's vault (root only)")], json: true),
         VerbSpec(
             "passwd", "change the vault password",
             options: [OptionSpec("resync", "bring the vault back in line after an administrator reset")]),

@@ -90,8 +90,8 @@ extension Context {
         _ = try send(request, what: "unlock")
     }
 
-    mutating func status(json: Bool, output: inout Output) throws(CLIError) {
-        guard case .status(let status) = try send(.status(uid: nil), what: "status") else {
+    mutating func status(json: Bool, user: UInt32?, output: inout Output) throws(CLIError) {
+        guard case .status(let status) = try send(.status(uid: user), what: "status") else {
             throw .failure(what: "status", why: "unexpected reply from arcad")
         }
         let wu = status.unlocked.contains(.whenUnlocked)

@@ -79,7 +79,7 @@ enum ItemFormat {
         for (tag, code) in names {
             guard let value = item.attributes[tag] else { continue }
             switch value {
-            case .uint32(let n): lines.append("    \"\(code)\"<uint32>=0x\(String(n, radix: 16, uppercase: true))")
+            case .uint32(let n): lines.append("    \"\(code)\"<uint32>=\(n)")
             case .date: lines.append("    \"\(code)\"<timedate>=\"\(text(value))\"")
             default: lines.append("    \"\(code)\"<blob>=\"\(text(value))\"")
             }

@@ -1,5 +1,9 @@
 import ArcaProtocol
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Turns a ``ParsedCommand`` into a ``Command``, checking every value first.
 public enum Validation {
     /// The `--accessible` names, in the order of the man page.
@@ -45,7 +49,9 @@ public enum Validation {
         case "clear": return .clear
         case "lock": return .lock(all: parsed.has("all"))
         case "unlock": return .unlock(.standardInput)
-        case "status": return .status(json: json)
+        case "status":
+            guard let name = parsed.value("user") else { return .status(json: json, user: nil) }
+            return .status(json: json, user: try userID(name, verb: verb))
         case "passwd": return .passwd(resync: parsed.has("resync"))
         case "recovery": return .recovery(rotate: parsed.has("rotate"), json: json)
         case "show": return .show(json: json)
@@ -86,6 +92,13 @@ public enum Validation {
         default:
             return .delete(item, compatibility: true)
         }
+    }
+
+    /// A uid, given as a number or a user name.
+    static func userID(_ text: String, verb: String) throws(UsageError) -> UInt32 {
+        if let uid = UInt32(text) { return uid }
+        guard let entry = getpwnam(text) else { throw UsageError("no such user '\(text)'", verb: verb) }
+        return entry.pointee.pw_uid
     }
 
     static func portNumber(_ text: String, verb: String) throws(UsageError) -> UInt32 {
