@@ -91,7 +91,8 @@ struct Context {
             throw .status(error.status, what: what, detail: error.description)
         }
         if case .error(let status, let message) = reply {
-            throw .status(status, what: what, detail: status == .interactionNotAllowed ? "" : message)
+            // Only the codes whose text says nothing by itself carry arcad's message.
+            throw .status(status, what: what, detail: status == .param || status == .decode ? message : "")
         }
         return reply
     }

@@ -60,7 +60,7 @@ extension Context {
 
     mutating func initVault(showRecoveryKey: Bool, output: inout Output) throws(CLIError) {
         if case .kdfParameters(let existing) = try send(.kdfParameters(uid: uid), what: "init"), existing != nil {
-            throw .status(.duplicateItem, what: "init", detail: "")
+            throw .status(.duplicateItem, what: "init", detail: "you already have a vault")
         }
         let secret = try password(prompt: "new vault password: ", confirm: true)
         let parameters = try freshParameters(like: nil, what: "init")

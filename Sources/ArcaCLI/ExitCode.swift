@@ -57,7 +57,7 @@ public enum CLIError: Error, Sendable, Equatable {
             switch status {
             case .success: why = "success"
             case .itemNotFound: why = "no such item"
-            case .duplicateItem: why = "the item already exists"
+            case .duplicateItem: why = detail.isEmpty ? "the item already exists" : detail
             case .interactionNotAllowed: why = detail.isEmpty ? "locked" : "locked (\(detail))"
             case .missingEntitlement: why = "not allowed"
             case .notAvailable: why = detail.isEmpty ? "arcad is not running" : detail
