@@ -19,15 +19,21 @@ extension Context {
         do throws(KeyringErrno) {
             let user = try KeySerial.userKeyring.resolve()
             keys.append(ShownKey(serial: user.rawValue, info: try user.describe(), depth: 0))
-            for ring in try user.links() {
+            // Sorted by description, not link order (which depends on history),
+            // so that the same vault always prints the same tree.
+            let rings = try user.links().compactMap { ring -> ShownKey? in
                 guard let info = try? ring.describe(), info.type == "keyring",
                     info.description.hasPrefix(KeyringItemKey.descriptionPrefix)
-                else { continue }
-                keys.append(ShownKey(serial: ring.rawValue, info: info, depth: 1))
-                for item in (try? ring.links()) ?? [] {
-                    guard let itemInfo = try? item.describe() else { continue }
-                    keys.append(ShownKey(serial: item.rawValue, info: itemInfo, depth: 2))
+                else { return nil }
+                return ShownKey(serial: ring.rawValue, info: info, depth: 1)
+            }
+            for ring in rings.sorted(by: { $0.info.description < $1.info.description }) {
+                keys.append(ring)
+                let items = ((try? KeySerial(rawValue: ring.serial).links()) ?? []).compactMap { item -> ShownKey? in
+                    guard let info = try? item.describe() else { return nil }
+                    return ShownKey(serial: item.rawValue, info: info, depth: 2)
                 }
+                keys += items.sorted { $0.info.description < $1.info.description }
             }
         } catch {
             throw .failure(what: "show", why: "\(error)")

@@ -15,24 +15,28 @@ struct Step: CustomStringConvertible {
     var description: String { "arca " + arguments.joined(separator: " ") }
 }
 
-func check(_ steps: [Step], _ runner: ([String], String) throws -> Run) throws {
+func check(_ steps: [Step], uid: UInt32? = nil, _ runner: ([String], String) throws -> Run) throws {
     for step in steps {
         let result = try runner(step.arguments, step.stdin)
-        let got = Run(status: result.status, stdout: normalized(result.stdout), stderr: normalized(result.stderr))
+        let got = Run(
+            status: result.status, stdout: normalized(result.stdout, uid: uid),
+            stderr: normalized(result.stderr, uid: uid))
         #expect(got == Run(status: step.status, stdout: step.stdout, stderr: step.stderr), "\(step)")
     }
 }
 
 let warning = Context.argvWarning + "\n"
 
-/// Golden stdout, stderr and exit status of every verb and error, against a real arcad, as root.
-@Suite(.serialized) struct DaemonGoldenTests {
+extension DaemonTests {
+/// Golden stdout, stderr and exit status of every verb and error, against a real arcad,
+/// run as the vault's owner.
+@Suite struct Golden {
     static let item = ["-s", "mail", "-a", "alice"]
     static let inet = ["--internet", "--server", "example.org", "-a", "carol", "--protocol", "htps", "--port", "443"]
 
     static func status(vault: Bool, wu: Bool, afu: Bool, recovery: Bool) -> String {
         """
-        uid: 0
+        uid: <uid>
         vault: \(vault ? "yes" : "no")
         when-unlocked: \(wu ? "unlocked" : "locked")
         after-first-unlock: \(afu ? "unlocked" : "locked")
@@ -104,7 +108,7 @@ let warning = Context.argvWarning + "\n"
                     arguments: ["show"],
                     stdout: """
                         Arca keyrings of uid <uid>
-                        <id> 1f3f0000     0 65534  keyring: _uid.0
+                        <id> 1f3f0000  <uid> 65534  keyring: _uid.<uid>
                         <id> 0b3f0000     0     0   \\_ keyring: arca:afu
                         <id> 0b3f0000     0     0       \\_ user: arca:inet:example.org:carol:proto=htps:port=443
                         <id> 0b3f0000     0     0   \\_ keyring: arca:wu
@@ -137,7 +141,7 @@ let warning = Context.argvWarning + "\n"
                 Step(arguments: ["lock", "--all"]),
                 Step(arguments: ["status"], stdout: Self.status(vault: true, wu: false, afu: false, recovery: true)),
                 Step(arguments: ["add"] + Self.item, stdin: "x", status: 46, stderr: "arca: add: locked\n"),
-            ], arcad.arca)
+            ], uid: arcad.owner.uid, arcad.arca)
     }
 
     @Test func securityCompatibilityVerbs() throws {
@@ -193,6 +197,7 @@ let warning = Context.argvWarning + "\n"
                 Step(arguments: ["add-generic-password"] + vpn + ["-w"], stdin: "z"),
                 Step(arguments: ["lock-keychain", "-a"]),
                 Step(arguments: ["find-generic-password"] + vpn, status: 46, stderr: "arca: find-generic-password: locked\n"),
-            ], arcad.arca)
+            ], uid: arcad.owner.uid, arcad.arca)
     }
+}
 }

@@ -1,15 +1,23 @@
 import Foundation
 import Testing
 
-/// An arcad started for one test: a temporary state directory and socket,
-/// stopped (after locking every vault, so no key stays in the kernel) by `stop()`.
+/// The suites that start arcad run one at a time: arcad installs rings in the
+/// owner's user keyring, and two daemons must not take turns replacing them.
+@Suite(.serialized) enum DaemonTests {}
+
+/// An arcad started for one test: a temporary state directory and socket, and a
+/// throwaway user who owns the vault (root's own keyring is shared with every
+/// other suite and session on the machine). `stop()` locks every vault, so no
+/// key stays in the kernel, kills arcad and removes the user.
 final class TestArcad {
     let directory: String
     let socket: String
     let process = Process()
+    let owner: TestUser
 
     init() throws {
         try #require(getuid() == 0, "the arca daemon tests must run as root (they start arcad and create users)")
+        owner = try TestUser.create()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("arca-cli-\(UUID().uuidString)").path
         // 0755 so that a throwaway user can reach the socket inside.
         try FileManager.default.createDirectory(
@@ -20,14 +28,19 @@ final class TestArcad {
         process.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try process.run()
         for _ in 0..<100 {
-            if try arca(["status"]).status != 69 { return }
+            if try asRoot(["status"]).status != 69 { return }
             usleep(50_000)
         }
         Issue.record("arcad did not start listening on \(socket)")
     }
 
-    /// Runs `arca` as root against this daemon.
+    /// Runs `arca` as the owner against this daemon.
     func arca(_ arguments: [String], stdin: String = "") throws -> Run {
+        try arca(as: owner, arguments, stdin: stdin)
+    }
+
+    /// Runs `arca` as root against this daemon.
+    func asRoot(_ arguments: [String], stdin: String = "") throws -> Run {
         try ArcaCLITests.arca(arguments, stdin: stdin, environment: ["ARCA_SOCKET": socket])
     }
 
@@ -37,12 +50,13 @@ final class TestArcad {
     }
 
     func stop() {
-        _ = try? arca(["lock", "--all"])
+        _ = try? asRoot(["lock", "--all"])
         // SIGKILL, not SIGTERM: a child spawned by the test runner inherits its blocked
         // signal mask, so arcad would never see SIGTERM. Every vault was locked above.
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: directory)
+        owner.remove()
     }
 }
 
@@ -82,13 +96,13 @@ struct TestUser {
 }
 
 /// Replaces what changes from run to run (dates, key ids, recovery keys) with placeholders.
-func normalized(_ text: String) -> String {
+func normalized(_ text: String, uid: UInt32? = nil) -> String {
     var text = text
+    if let uid { text = text.replacingOccurrences(of: #"\b\#(uid)\b"#, with: "<uid>", options: .regularExpression) }
     let patterns: [(String, String)] = [
         (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"#, "<date>"),
         (#"(?m)^ *\d+ "#, "<id> "),
         (#"(?m)^[0-9A-Z]{4}(-[0-9A-Z]{2,4})+$"#, "<recovery key>"),
-        (#"uid \d+"#, "uid <uid>"),
     ]
     for (pattern, replacement) in patterns {
         text = text.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)

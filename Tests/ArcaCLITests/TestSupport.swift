@@ -41,9 +41,12 @@ func run(_ argv: [String], stdin: String = "", environment: [String: String] = [
     process.standardInput = input
     process.standardOutput = out
     process.standardError = err
+    // A command may exit before reading its stdin (an early error): then the write
+    // fails with EPIPE, which must neither kill the test process nor fail the call.
+    signal(SIGPIPE, SIG_IGN)
     try process.run()
-    input.fileHandleForWriting.write(Data(stdin.utf8))
-    try input.fileHandleForWriting.close()
+    try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
+    try? input.fileHandleForWriting.close()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
