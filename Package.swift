@@ -58,7 +58,11 @@ let package = Package(
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
         // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
         .target(name: "ArcaCLI", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
-        .executableTarget(name: "arca", dependencies: ["ArcaCLI"], linkerSettings: staticExecutable),
+        // Fully static: a dynamically linked Swift binary spends ~2 ms in the loader
+        // (libstdc++ symbol lookups, page faults) before main; `arca get` must stay
+        // close to `keyctl print` (bench/cli).
+        .executableTarget(
+            name: "arca", dependencies: ["ArcaCLI"], linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
