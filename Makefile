@@ -32,7 +32,7 @@ deps:
 	    apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-build:
+build: deps
 	$(SWIFT) build -c $(CONFIG)
 
 test: deps build unit integration fuzz
@@ -60,13 +60,22 @@ install: build
 	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
 	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
-	if [ -d systemd ] && ls systemd/*.service >/dev/null 2>&1; then install -d -m 0755 $(UNITDIR) && \
-	    install -m 0644 systemd/*.service systemd/*.socket $(UNITDIR)/ 2>/dev/null || true; fi
+	install -d -m 0755 $(UNITDIR)
+	sed 's|/usr/local/sbin/arcad|$(PREFIX)/sbin/arcad|' systemd/arcad.service >$(UNITDIR)/arcad.service
+	install -m 0644 systemd/arcad.socket $(UNITDIR)/arcad.socket
+	chmod 0644 $(UNITDIR)/arcad.service
 	if [ -f pam/pam-configs/arca ]; then install -d -m 0755 $(PAMCONFDIR) && \
 	    install -m 0644 pam/pam-configs/arca $(PAMCONFDIR)/arca; fi
 	install -d -m 0700 $(DESTDIR)/var/lib/arca
+	@# On a live system, start arcad: socket-activated under systemd, else by hand.
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	    systemctl daemon-reload && systemctl enable --now arcad.socket && echo "arcad: socket enabled and listening"; \
+	elif [ -z "$(DESTDIR)" ]; then \
+	    echo "arcad installed; no systemd here: start it with '$(PREFIX)/sbin/arcad' (see arcad(8))"; fi
 
 uninstall:
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	    systemctl disable --now arcad.socket arcad.service 2>/dev/null || true; fi
 	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; rm -f $(MANDIR)/man$${f##*.}/$$(basename $$f); done
 	for f in systemd/*; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done

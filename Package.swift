@@ -7,7 +7,12 @@ import PackageDescription
 
 /// Executables link the Swift runtime statically: they must run with the
 /// toolchain's directory hidden, and `arca get` must start in about 2 ms.
-let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+let staticExecutable: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib"]),
+    // The CLI links `Arca`, which uses FoundationEssentials; with -static-stdlib SwiftPM
+    // links its archive but not the two helper archives under it.
+    .linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims"),
+]
 
 /// The PAM module: static Swift runtime, only `pam_sm_*` exported, every symbol
 /// resolved at link time, and never unloaded by `pam_end`.
@@ -52,7 +57,7 @@ let package = Package(
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
-        .target(name: "ArcaSecurity", dependencies: ["Arca"]),
+        .target(name: "ArcaSecurity", dependencies: ["Arca", "ArcaProtocol"]),
 
         // Executables.
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
@@ -82,6 +87,8 @@ let package = Package(
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
         .executableTarget(
+            name: "bench-arcad", dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring"], path: "bench/arcad"),
+        .executableTarget(
             name: "bench-keyring", dependencies: ["ArcaKeyring", "ArcaCrypto", "CKeyutils"], path: "bench/keyring"),
 
         // Tests mirror Sources/.
@@ -102,10 +109,28 @@ let package = Package(
             dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
                            "arca-keyring-probe"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
+        // The library products: unit tests, and live tests against a real arcad.
+        .target(
+            name: "ArcaLibTestSupport",
+            dependencies: ["Arca", "ArcaCrypto", "ArcaKeyring", "ArcaProtocol", "ArcaTestSupport"],
+            path: "Tests/ArcaLibTestSupport"),
+        .testTarget(
+            name: "ArcaTests",
+            dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport", "arca-lib-probe"]),
+        .executableTarget(name: "arca-lib-probe", dependencies: ["Arca", "ArcaProtocol"], path: "Tests/ArcaLibProbe"),
+        .testTarget(
+            name: "ArcaSecurityTests",
+            dependencies: ["ArcaSecurity", "ArcaProtocol", "ArcaLibTestSupport", "ArcaExamples"]),
+        .target(name: "ArcaExamples", dependencies: ["ArcaSecurity"], path: "Examples"),
+        .executableTarget(
+            name: "bench-api", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto", "CKeyutils"],
+            path: "bench/api", exclude: ["run.sh"]),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),
-        .testTarget(name: "ArcaKeyringTests", dependencies: ["ArcaKeyring", "ArcaCrypto", "arca-keyring-probe"]),
+        .testTarget(
+            name: "ArcaKeyringTests",
+            dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
         .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI"]),
     ],
     swiftLanguageModes: [.v5]

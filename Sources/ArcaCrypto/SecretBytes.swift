@@ -2,9 +2,11 @@ import Synchronization
 
 /// Bytes that must stay secret: a password, a derived key, an item's secret.
 ///
-/// The storage comes from libsodium's guarded allocator (`sodium_malloc`): it is
-/// locked into RAM (never swapped), fenced by guard pages, and zeroed over its
-/// full capacity when the value is wiped or deinitialised. Equality is constant
+/// The storage is locked into RAM (never swapped), kept out of core dumps, and
+/// zeroed over its full capacity when the value is wiped or deinitialised. Secrets
+/// up to 4 KiB take a slot of a pool of such memory (allocation is then as cheap
+/// as reading a key from the kernel); larger ones come from libsodium's guarded
+/// allocator (`sodium_malloc`), fenced by guard pages. Equality is constant
 /// time, `description` never shows the bytes, and there is deliberately no
 /// conversion to `String` or `Data`: code that needs the bytes borrows them with
 /// `withUnsafeBytes` for the duration of one call.
@@ -15,6 +17,9 @@ public final class SecretBytes: @unchecked Sendable {
     private let storage: UnsafeMutableRawPointer
     /// The number of secret bytes.
     public let count: Int
+    /// The bytes zeroed on wipe: the whole pool slot, or `count` for sodium_malloc.
+    private let capacity: Int
+    private let pooled: Bool
 
     /// Called with the storage after it was zeroed and before it is freed, so that a
     /// test can read the memory back. Tests only.
@@ -23,10 +28,18 @@ public final class SecretBytes: @unchecked Sendable {
     /// Allocates `count` zero bytes.
     public init(count: Int) throws {
         precondition(count >= 0, "SecretBytes count must not be negative")
-        guard let pointer = Sodium.secureAllocate(count) else { throw CryptoError.outOfSecureMemory }
-        storage = pointer
         self.count = count
-        Sodium.zero(UnsafeMutableRawBufferPointer(start: pointer, count: count))
+        if let slot = SecurePool.allocate(count), let size = SecurePool.slotSize(for: count) {
+            storage = slot
+            capacity = size
+            pooled = true
+        } else {
+            guard let pointer = Sodium.secureAllocate(count) else { throw CryptoError.outOfSecureMemory }
+            storage = pointer
+            capacity = count
+            pooled = false
+        }
+        Sodium.zero(UnsafeMutableRawBufferPointer(start: storage, count: capacity))
     }
 
     /// Allocates `count` bytes and lets `body` fill them. If `body` throws, the
@@ -68,9 +81,13 @@ public final class SecretBytes: @unchecked Sendable {
     deinit {
         wipe()
         if let observe = Self.afterWipeForTesting.withLock({ $0 }) {
-            observe(UnsafeRawBufferPointer(start: storage, count: count))
+            observe(UnsafeRawBufferPointer(start: storage, count: capacity))
         }
-        Sodium.secureFree(storage)
+        if pooled {
+            SecurePool.release(storage, count: count)
+        } else {
+            Sodium.secureFree(storage)
+        }
     }
 
     /// Borrows the secret bytes for the duration of `body`. Do not let the pointer escape.
@@ -86,7 +103,7 @@ public final class SecretBytes: @unchecked Sendable {
     /// Zeroes the bytes now, over the full capacity. The value stays usable and
     /// reads as zeros afterwards.
     public func wipe() {
-        Sodium.zero(UnsafeMutableRawBufferPointer(start: storage, count: count))
+        Sodium.zero(UnsafeMutableRawBufferPointer(start: storage, count: capacity))
     }
 
     /// A copy in new secure storage.

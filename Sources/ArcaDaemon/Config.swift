@@ -3,22 +3,16 @@
 public struct DaemonConfig: Equatable, Sendable {
     /// The request socket.
     public var socketPath = "/run/arca/arcad.sock"
-    /// The systemd `LoadCredential=` socket.
-    public var credentialsSocketPath = "/run/arca/credentials.sock"
     /// Vaults, host key (0700 root).
     public var stateDirectory = "/var/lib/arca"
     /// Seconds without a request from a user after which whenUnlocked is removed; 0 = never.
     public var idleTimeout = 0
     /// How screen locks of several sessions combine.
     public var lockOn = LockPolicy.any
-    /// Remove whenUnlocked when the machine suspends.
-    public var lockOnSuspend = true
     /// Connections one uid may hold open at once.
     public var maxConnectionsPerUID = 64
     /// A client that sends nothing for this long is disconnected.
     public var clientTimeoutMilliseconds = 5_000
-    /// Argon2id calibration target for new vaults.
-    public var kdfTargetMilliseconds = 250
 
     public init() {}
 
@@ -59,7 +53,6 @@ public struct DaemonConfig: Equatable, Sendable {
         }
         switch key {
         case "socket": socketPath = try path()
-        case "credentials_socket": credentialsSocketPath = try path()
         case "state_dir": stateDirectory = try path()
         case "idle_timeout": idleTimeout = try int(0...31_536_000)
         case "lock_on":
@@ -67,15 +60,8 @@ public struct DaemonConfig: Equatable, Sendable {
                 throw ConfigError(location: location, message: "lock_on must be 'any' or 'all', got '\(value)'")
             }
             lockOn = policy
-        case "lock_on_suspend":
-            switch value {
-            case "yes", "true", "on": lockOnSuspend = true
-            case "no", "false", "off": lockOnSuspend = false
-            default: throw ConfigError(location: location, message: "lock_on_suspend must be yes or no, got '\(value)'")
-            }
         case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
         case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
-        case "kdf_target_ms": kdfTargetMilliseconds = try int(50...10_000)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

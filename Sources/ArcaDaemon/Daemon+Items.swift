@@ -1,4 +1,5 @@
 import ArcaCrypto
+import ArcaKeyring
 import ArcaProtocol
 import ArcaVault
 
@@ -8,7 +9,7 @@ extension Daemon {
     func add(_ request: AddRequest, peer: PeerCredentials) throws(HandlerError) -> Reply {
         let uid = try userVault(request.vault, peer: peer)
         let attributes = try ItemMapping.attributes(request.attributes, forWrite: true)
-        let itemClass = ItemMapping.itemClass(request.itemClass)
+        let itemClass = request.itemClass
         let secret = try secretCopy(request.secret)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
@@ -20,7 +21,12 @@ extension Daemon {
             }
             let kernelClass = ItemMapping.kernelClass(attributes.accessible ?? .whenUnlocked)
             if state.lock.loadedClasses.contains(kernelClass) {
-                publish(kernelClass, state: state, vault: vault)
+                let item = KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: itemClass), secret: secret)
+                switch kernel.put(uid: uid, class: kernelClass, item: item) {
+                case .placed: break
+                case .notLoadable: state.notInKernel[kernelClass, default: 0] += 1
+                case .reinstall: publish(kernelClass, state: state, vault: vault)
+                }
             }
             guard !request.returnFlags.isEmpty else { return .items([]) }
             return .items([resultItem(result, flags: request.returnFlags, secret: secret)])

@@ -95,14 +95,22 @@ extension Daemon {
                     remoteHost: opening.remoteHost, remoteUser: opening.remoteUser, openedAt: Self.nowMicroseconds())
             }
             _ = state.lock.openSession(id)
-            // A session opened after a failed unlock: the PAM stack accepted that
-            // password, so it is the real login password the vault is out of sync with.
+            // A session opened after a failed unlock: the PAM stack let that password
+            // in. Twice with the same key, in separate sessions, and it is taken as the
+            // real login password the vault is out of sync with; the vault is never
+            // re-wrapped to a key seen only once.
             if let candidate = state.candidate, peer.isRoot {
                 state.candidate = nil
                 if candidate.expires > Clock.monotonicSeconds() {
-                    state.pending = candidate
-                    Log.notice("uid \(opening.uid): login password out of sync with the vault; "
-                               + "the next unlock with the old password (or the recovery key) re-wraps it")
+                    if let suspect = state.suspect, suspect.key == candidate.key {
+                        state.suspect = nil
+                        state.pending = candidate
+                        Log.notice("uid \(opening.uid): login password out of sync with the vault; "
+                                   + "the next unlock with the old password (or the recovery key) re-wraps it")
+                    } else {
+                        state.suspect = candidate
+                        Log.notice("uid \(opening.uid): a session opened with a password that does not open the vault")
+                    }
                 }
             }
             Log.info("uid \(opening.uid): session opened (\(opening.service), \(state.sessions.count) open)")

@@ -3,42 +3,9 @@ import ArcaProtocol
 import ArcaVault
 
 /// The one translation between the wire's attribute maps and the vault's typed
-/// model. Both sides follow ARCHITECTURE §4; only the representation differs.
+/// model. Both sides follow ARCHITECTURE §4 and share the item-class and
+/// accessibility enums; only the attribute representation differs.
 enum ItemMapping {
-    static func itemClass(_ c: ArcaProtocol.ItemClass) -> ArcaVault.ItemClass {
-        switch c {
-        case .genericPassword: .genericPassword
-        case .internetPassword: .internetPassword
-        }
-    }
-
-    static func itemClass(_ c: ArcaVault.ItemClass) -> ArcaProtocol.ItemClass {
-        switch c {
-        case .genericPassword: .genericPassword
-        case .internetPassword: .internetPassword
-        }
-    }
-
-    static func accessibility(_ a: ArcaProtocol.Accessibility) -> ArcaVault.Accessibility {
-        switch a {
-        case .whenUnlocked: .whenUnlocked
-        case .afterFirstUnlock: .afterFirstUnlock
-        case .whenUnlockedThisDeviceOnly: .whenUnlockedThisDeviceOnly
-        case .afterFirstUnlockThisDeviceOnly: .afterFirstUnlockThisDeviceOnly
-        case .whenPasscodeSetThisDeviceOnly: .whenPasscodeSetThisDeviceOnly
-        }
-    }
-
-    static func accessibility(_ a: ArcaVault.Accessibility) -> ArcaProtocol.Accessibility {
-        switch a {
-        case .whenUnlocked: .whenUnlocked
-        case .afterFirstUnlock: .afterFirstUnlock
-        case .whenUnlockedThisDeviceOnly: .whenUnlockedThisDeviceOnly
-        case .afterFirstUnlockThisDeviceOnly: .afterFirstUnlockThisDeviceOnly
-        case .whenPasscodeSetThisDeviceOnly: .whenPasscodeSetThisDeviceOnly
-        }
-    }
-
     /// The kernel ring an accessibility class lives in.
     static func kernelClass(_ a: ArcaVault.Accessibility) -> KernelClass {
         switch a {
@@ -83,7 +50,7 @@ enum ItemMapping {
             case (.authenticationType, .string(let s)): a.authenticationType = try text(s, tag)
             case (.accessGroup, .string(let s)): a.accessGroup = try text(s, tag)
             case (.synchronizable, .bool(let b)): a.synchronizable = b
-            case (.accessible, .accessibility(let x)): a.accessible = accessibility(x)
+            case (.accessible, .accessibility(let x)): a.accessible = x
             default: throw .param("attribute \(tag.fieldName) has the wrong type")
             }
         }
@@ -92,7 +59,7 @@ enum ItemMapping {
 
     /// Vault attributes → wire attributes, with the class.
     static func attributeMap(_ a: ItemAttributes, itemClass c: ArcaVault.ItemClass) -> AttributeMap {
-        var m: AttributeMap = [.itemClass: .itemClass(itemClass(c))]
+        var m: AttributeMap = [.itemClass: .itemClass(c)]
         func put(_ tag: AttributeTag, _ value: AttributeValue?) { if let value { m[tag] = value } }
         put(.service, a.service.map { .string($0) })
         put(.account, a.account.map { .string($0) })
@@ -114,7 +81,7 @@ enum ItemMapping {
         put(.authenticationType, a.authenticationType.map { .string($0) })
         put(.accessGroup, a.accessGroup.map { .string($0) })
         put(.synchronizable, a.synchronizable.map { .bool($0) })
-        put(.accessible, a.accessible.map { .accessibility(accessibility($0)) })
+        put(.accessible, a.accessible.map { .accessibility($0) })
         return m
     }
 
@@ -131,7 +98,7 @@ enum ItemMapping {
             do { reference = try PersistentReference(bytes: bytes) } catch { throw .param("malformed persistent reference") }
         }
         return ArcaVault.Query(
-            itemClass(q.itemClass), attributes: attributes, synchronizable: q.synchronizableAny ? .any : .no,
+            q.itemClass, attributes: attributes, synchronizable: q.synchronizableAny ? .any : .no,
             persistentReference: reference, matchLimit: limit, returnData: q.returnFlags.contains(.data),
             returnAttributes: q.returnFlags.contains(.attributes),
             returnPersistentReference: q.returnFlags.contains(.persistentRef), caseInsensitive: q.caseInsensitive)

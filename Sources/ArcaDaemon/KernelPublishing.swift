@@ -1,4 +1,5 @@
 import ArcaKeyring
+import Synchronization
 
 /// Where arcad puts the items of unlocked classes: the kernel keyring in
 /// production, an in-memory twin in unit tests (so the request logic is tested
@@ -8,17 +9,46 @@ public protocol KernelPublishing: Sendable {
     func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> Int
     /// Invalidates every key of the user's ring of `class`.
     func remove(uid: UInt32, class kernelClass: KernelClass)
+    /// Adds or replaces one item in an installed ring; false if the caller must
+    /// reinstall the ring instead (no ring known, or it changed under us), or if the
+    /// item cannot live in the kernel (`loadable` tells which).
+    func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome
+}
+
+/// The result of putting one item into a ring.
+public enum PutOutcome: Equatable, Sendable {
+    /// The item is in the kernel.
+    case placed
+    /// The item stays socket-only (too large, quota): counted, not retried.
+    case notLoadable
+    /// The ring must be rebuilt with `install`.
+    case reinstall
 }
 
 /// The real kernel keyring, through `KeyringLayout`.
-public struct KernelKeyring: KernelPublishing {
+public final class KernelKeyring: KernelPublishing, Sendable {
     private let layout = KeyringLayout()
+    /// Serials of the rings arcad installed, so that one write touches one key.
+    private let rings = Mutex<[String: KeySerial]>([:])
 
     public init() {}
+
+    private static func slot(_ uid: UInt32, _ c: KernelClass) -> String { "\(uid)/\(c.rawValue)" }
+
+    public func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome {
+        guard let ring = rings.withLock({ $0[Self.slot(uid, kernelClass)] }) else { return .reinstall }
+        do {
+            return try layout.put(item: item, into: ring) == nil ? .placed : .notLoadable
+        } catch {
+            Log.debug("uid \(uid): cannot add to ring \(ring) (\(error)); rebuilding it")
+            return .reinstall
+        }
+    }
 
     public func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> Int {
         do {
             let report = try layout.install(user: uid, class: Self.ring(kernelClass), items: items)
+            rings.withLock { $0[Self.slot(uid, kernelClass)] = report.ring }
             for (key, reason) in report.notLoaded.prefix(3) {
                 Log.notice("uid \(uid): an item stays socket-only (\(reason)); \(key.kindName)")
             }
@@ -30,6 +60,7 @@ public struct KernelKeyring: KernelPublishing {
     }
 
     public func remove(uid: UInt32, class kernelClass: KernelClass) {
+        rings.withLock { $0[Self.slot(uid, kernelClass)] = nil }
         do {
             _ = try layout.remove(user: uid, class: Self.ring(kernelClass))
         } catch {

@@ -31,9 +31,13 @@ struct KeyParking: Sendable {
     /// Parks `keys` for `uid`, or removes what is parked when `keys` is nil.
     func park(uid: UInt32, keys: SecretBytes?) {
         guard let keys else {
-            if let ring = ring(create: false),
-               let key = try? ring.search(type: "user", description: keyDescription(uid)) {
-                try? key.invalidate()
+            if let ring = ring(create: false) {
+                if let key = try? ring.search(type: "user", description: keyDescription(uid)) { try? key.invalidate() }
+                // Nobody parked: drop the ring too, so root's keyring does not collect
+                // one empty ring per arcad state directory ever used.
+                if (try? ring.links())?.allSatisfy({ (try? $0.describe()) == nil || $0 == ring }) ?? false {
+                    try? ring.invalidate()
+                }
             }
             return
         }

@@ -169,7 +169,10 @@ public final class Server: Sendable {
     private static func makeDirectory(parentOf path: String) throws {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
         let directory = String(path[..<slash])
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+        if mkdir(directory, 0o755) == 0 {
+            // arcad runs with umask 077; every user must reach the socket inside.
+            chmod(directory, 0o755)
+        } else if errno != EEXIST {
             throw SystemError(call: "mkdir \(directory)", errno: errno)
         }
     }

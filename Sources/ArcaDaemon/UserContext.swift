@@ -35,6 +35,10 @@ final class UserState {
     var sessions: [SessionID: SessionRecord] = [:]
     /// A failed unlock from the login stack, waiting for its session to open.
     var candidate: PendingKey?
+    /// A candidate whose session opened once. The same key opening a second,
+    /// separate session confirms it as the new login password: a typo, or a
+    /// stack that let a wrong password through, rarely repeats exactly.
+    var suspect: PendingKey?
     /// The confirmed new login password the vault is not yet wrapped to.
     var pending: PendingKey?
     /// Consecutive failed unlocks, for the growing delay.

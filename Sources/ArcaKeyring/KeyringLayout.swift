@@ -74,6 +74,33 @@ public struct KeyringLayout: Sendable {
         return retire(found, expecting: itemClass.ringDescription)
     }
 
+    /// Adds (or replaces, by description) one item in an installed ring, without
+    /// rebuilding it: the cost of one write stays flat however many items the ring
+    /// holds. Returns why the item could not be loaded, or nil when it was.
+    @discardableResult
+    public func put(item: KeyringItem, into ring: KeySerial) throws(KeyringError) -> NotLoadedReason? {
+        try Self.writer.withLock { _ throws(KeyringError) -> NotLoadedReason? in
+            let keyDescription = item.key.keyDescription
+            if let reason = Self.unloadableReason(item, description: keyDescription) { return reason }
+            do throws(KeyringErrno) {
+                // A new key starts with the default permissions, which give its owner
+                // (root) no setattr: only a possessor may set them. Linking the ring into
+                // the thread keyring for the duration makes it and its keys possessed.
+                try ring.link(into: .threadKeyring)
+                defer { try? ring.unlink(from: .threadKeyring) }
+                let key = try KeySerial.add(type: "user", description: keyDescription, payload: item.secret, to: ring)
+                try key.setPermissions(Self.itemPermissions)
+                return nil
+            } catch {
+                switch error {
+                case .noKernelSupport: throw KeyringError.noKernelSupport
+                case .quotaExceeded: return .quotaExceeded
+                default: throw KeyringError.system(error, operation: "add_key(item)")
+                }
+            }
+        }
+    }
+
     /// The serial of user `uid`'s ring of class `class`, if it is loaded.
     public func ring(user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError) -> KeySerial? {
         try UserKeyringSwitch.run(uid: uid, find: itemClass.ringDescription).found.map(KeySerial.init(rawValue:))

@@ -1,28 +1,17 @@
 import ArcaCrypto
+import ArcaProtocol
 
-/// The Keychain item classes Arca stores (`kSecClass`).
-public enum ItemClass: UInt8, Sendable, CaseIterable, Hashable {
-    /// A generic password (`kSecClassGenericPassword`, "genp").
-    case genericPassword = 1
-    /// An internet password (`kSecClassInternetPassword`, "inet").
-    case internetPassword = 2
-}
+/// The Keychain item classes Arca stores (`kSecClass`): one type shared with the
+/// wire protocol, so that no layer translates between two copies.
+public typealias ItemClass = ArcaProtocol.ItemClass
 
 /// When an item's secret may be read (`kSecAttrAccessible`). Each class has its
-/// own key; a class whose key is not loaded is *locked*.
-public enum Accessibility: UInt8, Sendable, CaseIterable, Hashable {
-    /// While the user has an unlocked session. The default, as on Apple platforms.
-    case whenUnlocked = 1
-    /// From the first unlock after boot until reboot.
-    case afterFirstUnlock = 2
-    /// As `whenUnlocked`, and never leaves this machine (the key mixes in the host secret).
-    case whenUnlockedThisDeviceOnly = 3
-    /// As `afterFirstUnlock`, and never leaves this machine.
-    case afterFirstUnlockThisDeviceOnly = 4
-    /// As `whenUnlockedThisDeviceOnly`; every Arca vault is password-protected, so
-    /// the passcode condition always holds.
-    case whenPasscodeSetThisDeviceOnly = 5
+/// own key; a class whose key is not loaded is *locked*. Shared with the wire
+/// protocol; `whenPasscodeSetThisDeviceOnly` behaves as
+/// `whenUnlockedThisDeviceOnly`, since every Arca vault is password-protected.
+public typealias Accessibility = ArcaProtocol.Accessibility
 
+extension ArcaProtocol.Accessibility {
     /// True for the classes whose key mixes in the host secret.
     public var isThisDeviceOnly: Bool {
         switch self {

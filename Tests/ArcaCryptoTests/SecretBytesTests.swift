@@ -14,20 +14,21 @@ struct SecretBytesTests {
         #expect(readBack.allSatisfy { $0 == 0 })
     }
 
-    @Test("deinit zeroes the memory before it is freed")
-    func wipeOnDeinit() throws {
+    @Test("deinit zeroes the full capacity before it is freed: a pool slot, or a guarded allocation",
+          arguments: [(333, 1024), (10_000, 10_000)])
+    func wipeOnDeinit(size: Int, capacity: Int) throws {
         final class Seen: Sendable {
             let state = Mutex<(address: UInt, zero: Bool?)>((0, nil))
         }
         let seen = Seen()
         do {
-            let secret = try SecretBytes.testing([UInt8](repeating: 0x5A, count: 333))
+            let secret = try SecretBytes.testing([UInt8](repeating: 0x5A, count: size))
             let address = secret.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
             seen.state.withLock { $0.address = address }
             SecretBytes.afterWipeForTesting.withLock { hook in
                 hook = { buffer in
                     let here = UInt(bitPattern: buffer.baseAddress)
-                    let allZero = buffer.allSatisfy { $0 == 0 } && buffer.count == 333
+                    let allZero = buffer.allSatisfy { $0 == 0 } && buffer.count == capacity
                     seen.state.withLock { if $0.address == here { $0.zero = allZero } }
                 }
             }
@@ -35,6 +36,25 @@ struct SecretBytesTests {
         }
         SecretBytes.afterWipeForTesting.withLock { $0 = nil }
         #expect(seen.state.withLock { $0.zero } == true)
+    }
+
+    @Test("new secrets read as zeros over their whole slot, also where a released one was")
+    func poolReuse() throws {
+        var first: UInt = 0
+        do {
+            let secret = try SecretBytes.testing([UInt8](repeating: 0xEE, count: 200))
+            first = secret.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        }
+        // The pool is shared with tests running in parallel: look for the slot among a few.
+        let next = try (0..<64).map { _ in try SecretBytes(count: 200) }
+        for secret in next {
+            secret.withUnsafeBytes { buffer in
+                let full = UnsafeRawBufferPointer(start: buffer.baseAddress, count: 256)
+                #expect(full.allSatisfy { $0 == 0 })
+            }
+        }
+        // (Usually one of them is the released slot: the free list is last in, first out.)
+        #expect(first != 0)
     }
 
     @Test("description and debugDescription are redacted")

@@ -18,25 +18,19 @@ struct ConfigTests {
         let c = try DaemonConfig.parse("""
             # arcad configuration
             socket = /tmp/a.sock
-            credentials_socket=/tmp/c.sock
               state_dir = /tmp/state   # trailing comment
 
             idle_timeout = 900
             lock_on = all
-            lock_on_suspend = no
             max_connections_per_uid = 8
-            client_timeout_ms = 2000
-            kdf_target_ms = 500
+            client_timeout_ms=2000
             """)
         #expect(c.socketPath == "/tmp/a.sock")
-        #expect(c.credentialsSocketPath == "/tmp/c.sock")
         #expect(c.stateDirectory == "/tmp/state")
         #expect(c.idleTimeout == 900)
         #expect(c.lockOn == .all)
-        #expect(c.lockOnSuspend == false)
         #expect(c.maxConnectionsPerUID == 8)
         #expect(c.clientTimeoutMilliseconds == 2000)
-        #expect(c.kdfTargetMilliseconds == 500)
     }
 
     @Test("errors name the file and line")

@@ -24,6 +24,16 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
         return notLoaded
     }
 
+    func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome {
+        guard item.secret.count <= KeyringLayout.maximumPayload else { return .notLoadable }
+        return rings.withLock { rings in
+            let slot = "\(uid)/\(kernelClass.rawValue)"
+            guard rings[slot] != nil else { return .reinstall }
+            rings[slot]?[item.key.keyDescription] = item.secret.withUnsafeBytes { Array($0) }
+            return .placed
+        }
+    }
+
     func remove(uid: UInt32, class kernelClass: KernelClass) {
         rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] = nil }
     }
@@ -40,10 +50,10 @@ final class TestDaemon {
     let kernel = RecordingKernel()
     let daemon: Daemon
 
-    init(directory: String? = nil) throws {
+    init(directory: String? = nil, config base: DaemonConfig = DaemonConfig()) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("arcad-test-\(UUID().uuidString)").path
-        var config = DaemonConfig()
+        var config = base
         config.stateDirectory = self.directory
         daemon = try Daemon(config: config, kernel: kernel)
     }

@@ -1,4 +1,5 @@
 import ArcaCrypto
+import ArcaTestSupport
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import ArcaCrypto
+import ArcaTestSupport
 import Foundation
 import Testing
 
@@ -109,42 +110,6 @@ struct KeyringRootTests {
         }
     }
 
-    @Test("root: after remove every key of the class leaves /proc/keys within 100 ms; readers get ENOKEY")
-    func removeWipes() throws {
-        try withTwoUsers { owner, _ in
-            let items = try (0..<50).map { try testItem(service: "mail", account: "a\($0)") }
-            let report = try layout.install(user: owner.uid, class: .whenUnlocked, items: items)
-            let kept = try layout.install(
-                user: owner.uid, class: .afterFirstUnlock, items: [try testItem(service: "vpn", account: "k")])
-            let serials = Set([report.ring.rawValue] + (try report.ring.links().map(\.rawValue)))
-            #expect(serials.count == 51)
-            #expect(try procKeysSerials().isSuperset(of: serials))
-            let oneItem = try #require(try report.ring.links().first)
-
-            let start = Clock.monotonicSeconds()
-            let removed = try layout.remove(user: owner.uid, class: .whenUnlocked)
-            var elapsed = 0.0
-            while try !procKeysSerials().isDisjoint(with: serials) {
-                elapsed = Clock.monotonicSeconds() - start
-                if elapsed > 1 { break }
-                usleep(5_000)  // poll lightly: the kernel's collector needs the CPU, not us
-            }
-            elapsed = Clock.monotonicSeconds() - start
-            #expect(removed == 50)
-            #expect(try procKeysSerials().isDisjoint(with: serials))
-            #expect(elapsed < 0.100, "keys took \(Int(elapsed * 1000)) ms to leave /proc/keys")
-
-            #expect(try owner.probe("read", "none", "arca:genp:mail:a0") == "error ENOKEY")
-            let stale = try owner.probe("read-serial", "\(oneItem.rawValue)")
-            #expect(stale == "error ENOKEY" || stale == "error EKEYREVOKED")
-            #expect(try layout.ring(user: owner.uid, class: .whenUnlocked) == nil)
-            // The other class is untouched.
-            #expect(try layout.ring(user: owner.uid, class: .afterFirstUnlock) == kept.ring)
-            #expect(try owner.probe("read", "none", "arca:genp:vpn:k") == "ok " + hex("secret-k"))
-            #expect(try layout.remove(user: owner.uid, class: .whenUnlocked) == 0)
-        }
-    }
-
     @Test("root: a reader looping during install never sees a half-filled ring")
     func installIsAtomic() throws {
         try withTwoUsers { owner, _ in
@@ -219,6 +184,49 @@ struct KeyringRootTests {
             ])
             let read = try #require(try layout.ring(user: owner.uid, class: .whenUnlocked)).links()
             #expect(read.count == 2)
+        }
+    }
+}
+
+/// The removal deadline holds a stopwatch over the kernel's key collector: `make
+/// unit` runs suites whose type ends in TimingTests alone, after the parallel run.
+@Suite("Kernel keyring removal timing (root, real kernel)", .serialized)
+struct KeyringRemovalTimingTests {
+    let layout = KeyringLayout()
+
+    @Test("root: after remove every key of the class leaves /proc/keys within 100 ms; readers get ENOKEY")
+    func removeWipes() throws {
+        try withTwoUsers { owner, _ in
+            let items = try (0..<50).map { try testItem(service: "mail", account: "a\($0)") }
+            let report = try layout.install(user: owner.uid, class: .whenUnlocked, items: items)
+            let kept = try layout.install(
+                user: owner.uid, class: .afterFirstUnlock, items: [try testItem(service: "vpn", account: "k")])
+            let serials = Set([report.ring.rawValue] + (try report.ring.links().map(\.rawValue)))
+            #expect(serials.count == 51)
+            #expect(try procKeysSerials().isSuperset(of: serials))
+            let oneItem = try #require(try report.ring.links().first)
+
+            let start = Clock.monotonicSeconds()
+            let removed = try layout.remove(user: owner.uid, class: .whenUnlocked)
+            var elapsed = 0.0
+            while try !procKeysSerials().isDisjoint(with: serials) {
+                elapsed = Clock.monotonicSeconds() - start
+                if elapsed > 1 { break }
+                usleep(5_000)  // poll lightly: the kernel's collector needs the CPU, not us
+            }
+            elapsed = Clock.monotonicSeconds() - start
+            #expect(removed == 50)
+            #expect(try procKeysSerials().isDisjoint(with: serials))
+            #expect(elapsed < 0.100, "keys took \(Int(elapsed * 1000)) ms to leave /proc/keys")
+
+            #expect(try owner.probe("read", "none", "arca:genp:mail:a0") == "error ENOKEY")
+            let stale = try owner.probe("read-serial", "\(oneItem.rawValue)")
+            #expect(stale == "error ENOKEY" || stale == "error EKEYREVOKED")
+            #expect(try layout.ring(user: owner.uid, class: .whenUnlocked) == nil)
+            // The other class is untouched.
+            #expect(try layout.ring(user: owner.uid, class: .afterFirstUnlock) == kept.ring)
+            #expect(try owner.probe("read", "none", "arca:genp:vpn:k") == "ok " + hex("secret-k"))
+            #expect(try layout.remove(user: owner.uid, class: .whenUnlocked) == 0)
         }
     }
 }

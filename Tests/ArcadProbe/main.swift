@@ -16,6 +16,18 @@ let command = args[1]
 let rest = Array(args.dropFirst(2))
 func uid(_ i: Int) -> UInt32 { UInt32(rest.count > i ? rest[i] : "") ?? UInt32.max }
 
+if command == "hold" {  // hold N: open N connections at once; how many get an answer
+    let count = Int(rest.first ?? "") ?? 0
+    var clients: [ArcadClient] = []
+    for _ in 0..<count {
+        if let c = try? ArcadClient(path: socket, timeoutMilliseconds: 2000) { clients.append(c) }
+    }
+    var answered = 0
+    for c in clients where (try? c.send(.status(uid: nil))) != nil { answered += 1 }
+    print("ok answered=\(answered) of \(count)")
+    exit(0)
+}
+
 let request: Request
 switch command {
 case "status": request = .status(uid: rest.isEmpty ? nil : uid(0))

@@ -209,23 +209,8 @@ struct SplitMix {
 /// Writes raw bytes to a Unix socket and closes: what a hostile client can do.
 enum RawSocket {
     static func sendAndClose(_ path: String, _ bytes: [UInt8]) -> Bool {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let p = Array(path.utf8)
-            raw.copyBytes(from: p)
-            raw[p.count] = 0
-        }
-        let ok = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        } == 0
-        guard ok else { return false }
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard let connection = try? RawConnection(path) else { return false }
+        connection.write(bytes)
         return true
     }
 }

@@ -10,10 +10,16 @@ final class RunningArcad {
     let socket: String
     private(set) var process: Process?
 
-    init() throws {
+    let configPath: String
+
+    /// `config` is the text of an arca.conf; `socketSubdirectory` puts the socket in a
+    /// directory arcad has to create.
+    init(config: String = "", socketSubdirectory: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("arcad-e2e-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        socket = directory + "/arcad.sock"
+        socket = directory + (socketSubdirectory.map { "/\($0)" } ?? "") + "/arcad.sock"
+        configPath = directory + "/arca.conf"
+        FileManager.default.createFile(atPath: configPath, contents: Data(config.utf8))
         try start()
     }
 
@@ -21,7 +27,7 @@ final class RunningArcad {
     func start() throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
-        p.arguments = ["--foreground", "--config", "/dev/null", "--state-dir", directory + "/state", "--socket", socket]
+        p.arguments = ["--foreground", "--config", configPath, "--state-dir", directory + "/state", "--socket", socket]
         p.standardError = FileHandle(forWritingAtPath: "/dev/null")
         try p.run()
         process = p

@@ -21,7 +21,13 @@ pass=0 fail=0 recorder_pid="" created_users=() created_files=()
 cleanup() {
     stop_recorder
     local u f
-    for u in "${created_users[@]}"; do userdel "$u" 2>/dev/null || true; done
+    # A deleted user's @u lives on in the kernel and a recycled uid would inherit
+    # it: drop every link from it (Arca's rings then go) before deleting the user.
+    for u in "${created_users[@]}"; do
+        id -u "$u" >/dev/null 2>&1 && setpriv --reuid="$(id -u "$u")" --regid="$(id -g "$u")" --clear-groups \
+            keyctl clear @u >/dev/null 2>&1 || true
+        userdel "$u" 2>/dev/null || true
+    done
     for f in "${created_files[@]}"; do rm -f "$f"; done
     rm -rf "$work"
 }

@@ -1,0 +1,104 @@
+// A real arcad for the library tests: one per test process, started on first
+// use with a temporary state directory and socket, with a vault enrolled for
+// the caller (root), and the library's default socket (for `SecItem…`) aimed
+// at it. At exit the vault is locked (so no test secret stays in root's kernel
+// keyring) and arcad stopped.
+import Arca
+import ArcaCrypto
+import ArcaKeyring
+import ArcaProtocol
+import ArcaTestSupport
+import Foundation
+
+/// The shared arcad of this test process.
+public enum LiveArcad {
+    /// The socket of the shared arcad (started on first use).
+    public static func socketPath() throws -> String {
+        try shared.get().socket
+    }
+
+    /// Starts another arcad with an empty state directory (no vault: every item
+    /// request is answered "locked"), for tests of the locked state that must not
+    /// disturb the shared one. Stopped at exit.
+    public static func startWithoutVault() throws -> String {
+        try start(enroll: false).socket
+    }
+
+    nonisolated(unsafe) private static var started: [(Process, String)] = []
+    private static let lock = NSLock()
+    private static let shared: Result<Instance, Error> = Result {
+        let instance = try start(enroll: true)
+        ItemStore.defaultSocketOverride.withLock { $0 = instance.socket }
+        return instance
+    }
+
+    private struct Instance {
+        var socket: String
+    }
+
+    private static func start(enroll: Bool) throws -> Instance {
+        guard getuid() == 0 else { throw TestSupportError("the live Keychain tests must run as root (arcad)") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("arca-lib-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let socket = dir.appendingPathComponent("arcad.sock").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
+        let state = dir.appendingPathComponent("state").path
+        process.arguments = ["--foreground", "--state-dir", state, "--socket", socket]
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        lock.lock()
+        if started.isEmpty { atexit { LiveArcad.stopAll() } }
+        started.append((process, dir.path))
+        lock.unlock()
+        var client: ArcadClient?
+        for _ in 0..<200 where client == nil {
+            client = try? ArcadClient(path: socket, timeoutMilliseconds: 2_000)
+            if client == nil { usleep(25_000) }
+        }
+        guard let client else { throw TestSupportError("arcad did not open \(socket)") }
+        if enroll {
+            // The key stands for a password-derived one; arcad cannot tell.
+            let parameters = KeyDerivationParameters(
+                opsLimit: 2, memoryLimit: 64 << 20, salt: (0..<16).map { _ in UInt8.random(in: 0...255) })
+            let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
+            let reply = try client.send(.enroll(uid: 0, key: key, parameters: parameters))
+            if case .error(let status, let message) = reply {
+                throw TestSupportError("enroll failed: \(status) \(message)")
+            }
+        }
+        return Instance(socket: socket)
+    }
+
+    /// arcad parks class keys in `arcad:parked:<tag>` in root's user keyring, `<tag>`
+    /// naming the state directory (see `KeyParking`); an instance of a test never
+    /// comes back, so its ring goes, or every later keyring search walks it.
+    private static func removeParkingRing(stateDirectory: String) {
+        guard let digest = try? KeyedHash.blake2b(Array(stateDirectory.utf8), outputLength: 16) else { return }
+        let tag = digest.prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        if let ring = try? KeySerial.userKeyring.search(type: "keyring", description: "arcad:parked:" + tag) {
+            try? ring.invalidate()
+        }
+    }
+
+    private static func stopAll() {
+        for (process, dir) in started {
+            let socket = dir + "/arcad.sock"
+            if let client = try? ArcadClient(path: socket, timeoutMilliseconds: 2_000) {
+                _ = try? client.send(.lock(uid: 0, classes: .all))
+            }
+            // Plain signals: at exit, Foundation's run loop no longer reaps children.
+            let pid = process.processIdentifier
+            kill(pid, SIGTERM)
+            var status: Int32 = 0
+            for _ in 0..<100 {
+                let r = waitpid(pid, &status, WNOHANG)
+                if r == pid || r < 0 { break }
+                usleep(20_000)
+            }
+            kill(pid, SIGKILL)
+            removeParkingRing(stateDirectory: dir + "/state")
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+    }
+}
