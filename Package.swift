@@ -131,7 +131,7 @@ let package = Package(
         .testTarget(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
-        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI"]),
+        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -128,7 +128,7 @@ struct Context {
         case .lock(let all): try lock(all: all)
         case .unlock(let source): try unlock(source, output: &output)
         case .status(let json, let user): try status(json: json, user: user, output: &output)
-        case .passwd(let resync): try passwd(resync: resync, output: &output)
+        case .passwd(let resync, let recover): try passwd(resync: resync, recover: recover, output: &output)
         case .recovery(let rotate, let json): try recovery(rotate: rotate, json: json, output: &output)
         case .show(let json): try show(json: json, output: &output)
         case .compatibilityFind(let item, let passwordOnly, let passwordOnStderr):

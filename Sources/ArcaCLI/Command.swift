@@ -79,7 +79,7 @@ public enum Command: Sendable, Equatable {
     /// `status`.
     case status(json: Bool, user: UInt32?)
     /// `passwd`.
-    case passwd(resync: Bool)
+    case passwd(resync: Bool, recover: Bool)
     /// `recovery`.
     case recovery(rotate: Bool, json: Bool)
     /// `show`.

@@ -200,7 +200,10 @@ public enum CommandTable {
             options: [OptionSpec("user", short: "u", .value("USER"), "another user's vault (root only)")], json: true),
         VerbSpec(
             "passwd", "change the vault password",
-            options: [OptionSpec("resync", "bring the vault back in line after an administrator reset")]),
+            options: [
+                OptionSpec("resync", "bring the vault back in line after an administrator reset"),
+                OptionSpec("recover", "use the recovery key instead of the current password"),
+            ]),
         VerbSpec(
             "recovery", "tell whether a recovery key exists; --rotate makes a new one",
             options: [OptionSpec("rotate", "replace the recovery key (asks for the password)")], json: true),

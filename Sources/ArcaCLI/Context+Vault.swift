@@ -130,8 +130,21 @@ extension Context {
         output.line("recovery key: " + (status.hasRecoveryKey ? "yes" : "no"))
     }
 
-    mutating func passwd(resync: Bool, output: inout Output) throws(CLIError) {
+    mutating func passwd(resync: Bool, recover: Bool, output: inout Output) throws(CLIError) {
         let current = try vaultParameters(what: "passwd")
+        if recover {
+            let recoveryKey = try input.line(prompt: "recovery key: ", limit: ProtocolLimits.maximumRecoveryKeyLength)
+            let new = try password(prompt: "new password: ", confirm: true)
+            let parameters = try freshParameters(like: current, what: "passwd")
+            var newKey = try derive(new, parameters, what: "passwd")
+            defer { SecureWipe.zero(&newKey) }
+            var text = recoveryKey.withUnsafeBytes { Array($0) }
+            defer { SecureWipe.zero(&text) }
+            var request = Request.recover(uid: uid, recoveryKey: text, newKey: newKey, parameters: parameters)
+            defer { request.wipeSecrets() }
+            _ = try send(request, what: "passwd")
+            return
+        }
         let old = try password(prompt: resync ? "previous password (the vault's): " : "current password: ")
         let new = try password(
             prompt: resync ? "current login password: " : "new password: ", confirm: !resync)

@@ -52,7 +52,11 @@ public enum Validation {
         case "status":
             guard let name = parsed.value("user") else { return .status(json: json, user: nil) }
             return .status(json: json, user: try userID(name, verb: verb))
-        case "passwd": return .passwd(resync: parsed.has("resync"))
+        case "passwd":
+            if parsed.has("resync"), parsed.has("recover") {
+                throw UsageError("--resync and --recover exclude each other", verb: verb)
+            }
+            return .passwd(resync: parsed.has("resync"), recover: parsed.has("recover"))
         case "recovery": return .recovery(rotate: parsed.has("rotate"), json: json)
         case "show": return .show(json: json)
         case "lock-keychain": return .lock(all: parsed.has("a"))
