@@ -92,6 +92,11 @@ extension DaemonTests {
                 Step(arguments: ["add", "-U", "-l", "Mail"] + Self.item, stdin: "hunter3"),
                 Step(arguments: ["get"] + Self.item, stdout: "hunter3"),
                 Step(arguments: ["get", "--no-kernel"] + Self.item, stdout: "hunter3"),
+                // The kernel path never opens the socket: a dead socket path does not matter to it.
+                Step(arguments: ["get", "--socket", "/nonexistent/arcad.sock"] + Self.item, stdout: "hunter3"),
+                Step(
+                    arguments: ["get", "--no-kernel", "--socket", "/nonexistent/arcad.sock"] + Self.item, status: 69,
+                    stderr: "arca: get: arcad is not running (/nonexistent/arcad.sock: No such file or directory)\n"),
                 Step(arguments: ["get", "--json"] + Self.item, stdout: "{\"secret\":\"hunter3\"}\n"),
                 Step(arguments: ["get", "-s", "mail", "-a", "nobody"], status: 44, stderr: "arca: get: no such item\n"),
                 Step(arguments: ["find", "-s", "mail"], stdout: Self.mailBlock),
