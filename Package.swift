@@ -61,7 +61,13 @@ let package = Package(
 
         // Executables.
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
-        .executableTarget(name: "arca", dependencies: ["Arca"], linkerSettings: staticExecutable),
+        // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
+        .target(name: "ArcaCLI", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
+        // Fully static: a dynamically linked Swift binary spends ~2 ms in the loader
+        // (libstdc++ symbol lookups, page faults) before main; `arca get` must stay
+        // close to `keyctl print` (bench/cli).
+        .executableTarget(
+            name: "arca", dependencies: ["ArcaCLI"], linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
@@ -126,6 +132,7 @@ let package = Package(
         .testTarget(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
+        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,0 +1,138 @@
+import ArcaProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `arca` tool: parse, validate, run, and map the outcome to an exit status.
+public enum CLI {
+    /// Runs `arguments` (without the program name), writing into `output`;
+    /// returns the exit status. Nothing is executed unless the whole command
+    /// line is valid.
+    public static func run(_ arguments: [String], output: inout Output, input: SecretInput = SecretInput())
+        -> Int32
+    {
+        let command: Command
+        let socket: String?
+        do {
+            let parsed = try Parser.parse(arguments)
+            socket = parsed.socket
+            command = try Validation.validate(parsed)
+        } catch {
+            output.errorLine("error: " + error.message)
+            output.errorLine(Help.usageLine(for: error.verb))
+            return ExitCode.usage.rawValue
+        }
+        var context = Context(
+            socketPath: socket ?? ArcadClient.environmentSocketPath, uid: getuid(), input: input)
+        do {
+            try context.execute(command, output: &output)
+            return ExitCode.ok.rawValue
+        } catch {
+            output.errorLine(error.message)
+            return error.exitCode.rawValue
+        }
+    }
+
+    /// The process entry point used by `arca`'s `main.swift`: runs, writes the
+    /// two streams, wipes them, and returns the exit status.
+    public static func main() -> Int32 {
+        var output = Output(standardOutputIsTerminal: Terminal.standardOutputIsTerminal)
+        let status = run(Array(CommandLine.arguments.dropFirst()), output: &output)
+        writeAll(1, output.standardOutput)
+        writeAll(2, output.standardError)
+        output.wipe()
+        return status
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+}
+
+/// Where a command runs: the socket, the caller's uid, stdin. The connection
+/// to arcad is opened on first use, so `get` from the kernel never touches it.
+struct Context {
+    let socketPath: String
+    let uid: UInt32
+    let input: SecretInput
+    private var client: ArcadClient?
+
+    init(socketPath: String, uid: UInt32, input: SecretInput) {
+        self.socketPath = socketPath
+        self.uid = uid
+        self.input = input
+    }
+
+    /// Sends `request`; an error reply or an unreachable arcad becomes a ``CLIError``
+    /// naming `what`.
+    mutating func send(_ request: Request, what: String) throws(CLIError) -> Reply {
+        let connection: ArcadClient
+        if let client {
+            connection = client
+        } else {
+            do { connection = try ArcadClient(path: socketPath) } catch {
+                throw .status(error.status, what: what, detail: error.description)
+            }
+            client = connection
+        }
+        let reply: Reply
+        do { reply = try connection.send(request) } catch {
+            throw .status(error.status, what: what, detail: error.description)
+        }
+        if case .error(let status, let message) = reply {
+            // Only the codes whose text says nothing by itself carry arcad's message.
+            throw .status(status, what: what, detail: status == .param || status == .decode ? message : "")
+        }
+        return reply
+    }
+
+    mutating func execute(_ command: Command, output: inout Output) throws(CLIError) {
+        switch command {
+        case .help(let verb):
+            if let verb, let spec = CommandTable.verb(named: verb) {
+                output.line(Help.verb(spec))
+            } else {
+                output.line(Help.overview())
+            }
+        case .version(let json):
+            if json {
+                var writer = JSONWriter()
+                writer.beginObject()
+                writer.key("version")
+                writer.string(ArcaVersion.release)
+                writer.endObject()
+                writer.flush(into: &output)
+            } else {
+                output.line("arca " + ArcaVersion.release)
+            }
+        case .initVault(let showRecoveryKey): try initVault(showRecoveryKey: showRecoveryKey, output: &output)
+        case .add(let item, let secret, let replace, let compatibility):
+            try add(item, secret: secret, replaceExisting: replace, compatibility: compatibility, output: &output)
+        case .get(let item, let useKernel, let json): try get(item, useKernel: useKernel, json: json, output: &output)
+        case .find(let item, let showSecrets, let json):
+            try find(item, showSecrets: showSecrets, json: json, output: &output)
+        case .update(let item, let secret): try update(item, secret: secret, output: &output)
+        case .delete(let item, let compatibility): try delete(item, compatibility: compatibility, output: &output)
+        case .clear: try clear()
+        case .lock(let all): try lock(all: all)
+        case .unlock(let source): try unlock(source, output: &output)
+        case .status(let json, let user): try status(json: json, user: user, output: &output)
+        case .passwd(let resync, let recover): try passwd(resync: resync, recover: recover, output: &output)
+        case .recovery(let rotate, let json): try recovery(rotate: rotate, json: json, output: &output)
+        case .show(let json): try show(json: json, output: &output)
+        case .compatibilityFind(let item, let passwordOnly, let passwordOnStderr):
+            try compatibilityFind(item, passwordOnly: passwordOnly, passwordOnStderr: passwordOnStderr, output: &output)
+        }
+    }
+}

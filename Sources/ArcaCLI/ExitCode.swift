@@ -1,0 +1,71 @@
+import ArcaProtocol
+
+/// The exit statuses of `arca`, documented in arca(1) (EXIT STATUS).
+public enum ExitCode: Int32, Sendable, CaseIterable {
+    /// Success.
+    case ok = 0
+    /// Any other failure (wrong password, damaged data, a system call…).
+    case error = 1
+    /// The command line is wrong.
+    case usage = 2
+    /// No item matched (`errSecItemNotFound`; 44 as macOS `security`).
+    case notFound = 44
+    /// The item already exists (`errSecDuplicateItem`; 45 as `security`).
+    case duplicate = 45
+    /// The vault or the item's class is locked (`errSecInteractionNotAllowed`); never "not found".
+    case locked = 46
+    /// The caller may not do this (`errSecMissingEntitlement`).
+    case notAllowed = 47
+    /// arcad is not running or not reachable (`errSecNotAvailable`; EX_UNAVAILABLE).
+    case notRunning = 69
+}
+
+/// Why a command failed. Printed as one line, `arca: <what>: <why>`.
+public enum CLIError: Error, Sendable, Equatable {
+    /// The command line is wrong (printed as `error: …` and the usage line).
+    case usage(UsageError)
+    /// arcad, or the client library, answered with a status other than success.
+    case status(ArcaStatus, what: String, detail: String)
+    /// Anything else: the exit status is 1.
+    case failure(what: String, why: String)
+
+    /// The one mapping from an error to the exit status.
+    public var exitCode: ExitCode {
+        switch self {
+        case .usage: return .usage
+        case .failure: return .error
+        case .status(let status, _, _):
+            switch status {
+            case .success: return .ok
+            case .itemNotFound: return .notFound
+            case .duplicateItem: return .duplicate
+            case .interactionNotAllowed: return .locked
+            case .missingEntitlement: return .notAllowed
+            case .notAvailable: return .notRunning
+            case .param, .authFailed, .decode: return .error
+            }
+        }
+    }
+
+    /// The line printed on stderr (without its newline), for every case but usage.
+    public var message: String {
+        switch self {
+        case .usage(let error): return "error: " + error.message
+        case .failure(let what, let why): return "arca: \(what): \(why)"
+        case .status(let status, let what, let detail):
+            let why: String
+            switch status {
+            case .success: why = "success"
+            case .itemNotFound: why = "no such item"
+            case .duplicateItem: why = detail.isEmpty ? "the item already exists" : detail
+            case .interactionNotAllowed: why = detail.isEmpty ? "locked" : "locked (\(detail))"
+            case .missingEntitlement: why = "not allowed"
+            case .notAvailable: why = detail.isEmpty ? "arcad is not running" : detail
+            case .authFailed: why = "wrong password"
+            case .param: why = "invalid parameter" + (detail.isEmpty ? "" : " (\(detail))")
+            case .decode: why = "damaged data" + (detail.isEmpty ? "" : " (\(detail))")
+            }
+            return "arca: \(what): \(why)"
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import ArcaCLI
+
+/// The built binary, without a daemon: help, usage errors, "arcad not running".
+@Suite struct BinaryTests {
+    static let missingSocket = "/nonexistent/arcad.sock"
+
+    @Test func helpAndVersion() throws {
+        #expect(try arca(["--help"]) == Run(status: 0, stdout: Help.overview() + "\n", stderr: ""))
+        #expect(try arca(["help", "get"]) == Run(status: 0, stdout: Help.verb(CommandTable.verb(named: "get")!) + "\n", stderr: ""))
+        #expect(try arca(["version"]) == Run(status: 0, stdout: "arca 0.1.0\n", stderr: ""))
+    }
+
+    @Test func usageErrorForEveryVerb() throws {
+        for verb in CommandTable.verbs {
+            let result = try arca([verb.name, "--bogus"])
+            #expect(
+                result
+                    == Run(
+                        status: 2, stdout: "",
+                        stderr: "error: unknown option '--bogus' for '\(verb.name)'\nusage: \(verb.synopsis)\n"),
+                "\(verb.name)")
+        }
+        #expect(
+            try arca([])
+                == Run(status: 0, stdout: Help.overview() + "\n", stderr: ""))
+        #expect(
+            try arca(["get", "--account", "x"])
+                == Run(status: 2, stdout: "", stderr: "error: 'get' needs --service\nusage: arca get [options]\n"))
+    }
+
+    /// Each verb that talks to arcad, with the name it reports and the stdin it needs.
+    static let daemonVerbs: [([String], String, String)] = [
+        (["init"], "init", "pw\n"),
+        (["add", "-s", "mail", "-a", "alice"], "add", "secret"),
+        (["get", "-s", "mail", "-a", "alice"], "get", ""),
+        (["get", "-s", "mail", "-a", "alice", "--no-kernel"], "get", ""),
+        (["find", "-s", "mail"], "find", ""),
+        (["update", "-s", "mail", "-a", "alice"], "update", "new"),
+        (["delete", "-s", "mail"], "delete", ""),
+        (["list"], "list", ""),
+        (["clear"], "clear", ""),
+        (["lock"], "lock", ""),
+        (["lock", "--all"], "lock", ""),
+        (["unlock"], "unlock", "pw\n"),
+        (["status"], "status", ""),
+        (["passwd"], "passwd", "a\nb\n"),
+        (["recovery"], "recovery", ""),
+        (["recovery", "--rotate"], "recovery", "pw\n"),
+        (["add-generic-password", "-s", "mail", "-a", "alice", "-w"], "add-generic-password", "secret"),
+        (["find-generic-password", "-s", "mail", "-a", "alice"], "find-generic-password", ""),
+        (["delete-generic-password", "-s", "mail", "-a", "alice"], "delete-generic-password", ""),
+        (["add-internet-password", "-s", "h", "-a", "alice", "-w"], "add-internet-password", "secret"),
+        (["find-internet-password", "-s", "h", "-a", "alice"], "find-internet-password", ""),
+        (["delete-internet-password", "-s", "h", "-a", "alice"], "delete-internet-password", ""),
+        (["lock-keychain"], "lock", ""),
+        (["unlock-keychain"], "unlock", "pw\n"),
+    ]
+
+    @Test func arcadNotRunningIs69() throws {
+        for (arguments, what, stdin) in Self.daemonVerbs {
+            let expected = Run(
+                status: 69, stdout: "",
+                stderr: "arca: \(what): arcad is not running (\(Self.missingSocket): No such file or directory)\n")
+            #expect(try arca(arguments + ["--socket", Self.missingSocket], stdin: stdin) == expected, "\(arguments)")
+            #expect(
+                try arca(arguments, stdin: stdin, environment: ["ARCA_SOCKET": Self.missingSocket]) == expected,
+                "ARCA_SOCKET \(arguments)")
+        }
+    }
+
+    @Test func passwordOnTheCommandLineWarns() throws {
+        let result = try arca(
+            ["add-generic-password", "-s", "mail", "-a", "alice", "-w", "hunter2", "--socket", Self.missingSocket])
+        #expect(
+            result
+                == Run(
+                    status: 69, stdout: "",
+                    stderr: Context.argvWarning + "\n"
+                        + "arca: add-generic-password: arcad is not running (\(Self.missingSocket): No such file or directory)\n"))
+        let unlock = try arca(["unlock-keychain", "-p", "pw", "--socket", Self.missingSocket])
+        #expect(unlock.status == 69)
+        #expect(unlock.stderr.hasPrefix(Context.argvWarning + "\n"))
+    }
+
+    @Test func emptyStdinIsAnError() throws {
+        #expect(
+            try arca(["unlock", "--socket", Self.missingSocket])
+                == Run(status: 1, stdout: "", stderr: "arca: password: no password on stdin\n"))
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The release `arca` against the release arcad, as a throwaway user in a session
+# keyring linked to @u (as pam_keyinit sets up a login): what only a shell can
+# check — the newline `get` adds on a terminal and not on a pipe, `keyctl print`
+# of an id that `arca show` prints, and that arca(1) renders without warnings.
+set -euo pipefail
+build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
+work=$(mktemp -d)
+chmod 755 "$work"
+user=arcacli$RANDOM
+pass=0 fail=0
+arcad_pid=""
+cleanup() {
+    ARCA_SOCKET=$work/arcad.sock "$build/arca" lock --all >/dev/null 2>&1 || true
+    [ -n "$arcad_pid" ] && kill -KILL "$arcad_pid" 2>/dev/null || true
+    userdel -f "$user" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+check() { # name, expected, command...
+    local name=$1 expected=$2; shift 2
+    local out
+    out=$("$@" 2>&1) || true
+    if [ "$out" = "$expected" ]; then echo "ok   $name"; pass=$((pass + 1));
+    else echo "FAIL $name: expected $(printf %q "$expected"), got $(printf %q "$out")"; fail=$((fail + 1)); fi
+}
+
+useradd -M -N -s /usr/sbin/nologin "$user"
+"$build/arcad" --foreground --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
+arcad_pid=$!
+for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+as_user() { # runs a shell snippet as the user, in a new session keyring linked to @u
+    ARCA_SOCKET=$work/arcad.sock ARCA=$build/arca setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" \
+        --clear-groups keyctl session - bash -c "keyctl link @u @s >/dev/null; $1" 2>&1 | grep -v '^Joined session keyring'
+}
+
+check "init from a pipe" "" as_user 'printf "pw\n" | $ARCA init --no-recovery-key'
+check "add from a pipe" "" as_user 'printf "hunter2\n" | $ARCA add -s mail -a alice'
+check "get on a pipe: no newline" "hunter2|" as_user '$ARCA get -s mail -a alice; echo "|"'
+check "get on a terminal: a newline" "hunter2" as_user 'script -qec "$ARCA get -s mail -a alice" /dev/null | tr -d "\r"'
+check "keyctl print of the id arca show prints" "hunter2" as_user \
+    'keyctl print $($ARCA show --json | python3 -c "import json,sys; print([k[\"id\"] for k in json.load(sys.stdin)[\"keys\"] if k[\"description\"] == \"arca:genp:mail:alice\"][0])")'
+check "locked: 46" "arca: get: locked
+46" as_user '$ARCA lock; $ARCA get -s mail -a alice; echo $?'
+check "man page renders without warnings" "" sh -c "MANWIDTH=80 man --warnings -l '$(dirname "$0")/../../man/arca.1' 2>&1 >/dev/null"
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
