@@ -93,6 +93,13 @@ if let dir = options.stateDirectory { config.stateDirectory = dir }
 if let path = options.socketPath { config.socketPath = path }
 
 Log.configure(foreground: options.foreground, verbose: options.verbose)
+// A parent may have left signals blocked (Foundation's Process does): arcad must
+// still stop on SIGTERM. Then ignore SIGPIPE: a vanished client is not fatal.
+var none = sigset_t()
+sigemptyset(&none)
+sigprocmask(SIG_SETMASK, &none, nil)
+signal(SIGTERM, SIG_DFL)
+signal(SIGINT, SIG_DFL)
 signal(SIGPIPE, SIG_IGN)
 umask(0o077)
 
