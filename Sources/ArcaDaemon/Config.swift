@@ -3,6 +3,8 @@
 public struct DaemonConfig: Equatable, Sendable {
     /// The request socket.
     public var socketPath = "/run/arca/arcad.sock"
+    /// The socket systemd's `LoadCredential=ID:PATH` connects to (peer uid 0 only).
+    public var credentialsSocket = "/run/arca/credentials.sock"
     /// Vaults, host key (0700 root).
     public var stateDirectory = "/var/lib/arca"
     /// Seconds without a request from a user after which whenUnlocked is removed; 0 = never.
@@ -53,6 +55,7 @@ public struct DaemonConfig: Equatable, Sendable {
         }
         switch key {
         case "socket": socketPath = try path()
+        case "credentials_socket": credentialsSocket = try path()
         case "state_dir": stateDirectory = try path()
         case "idle_timeout": idleTimeout = try int(0...31_536_000)
         case "lock_on":

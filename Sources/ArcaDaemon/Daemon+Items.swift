@@ -7,6 +7,7 @@ import ArcaVault
 /// kernel rings of loaded classes in step with every write.
 extension Daemon {
     func add(_ request: AddRequest, peer: PeerCredentials) throws(HandlerError) -> Reply {
+        if request.vault == .system { return try systemAdd(request, peer: peer) }
         let uid = try userVault(request.vault, peer: peer)
         let attributes = try ItemMapping.attributes(request.attributes, forWrite: true)
         let itemClass = request.itemClass
@@ -36,6 +37,7 @@ extension Daemon {
     func copyMatching(vault target: VaultID, query: ArcaProtocol.Query, peer: PeerCredentials)
         throws(HandlerError) -> Reply
     {
+        if target == .system { return try systemCopyMatching(query, peer: peer) }
         let uid = try userVault(target, peer: peer)
         let vaultQuery = try ItemMapping.query(query)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
@@ -50,6 +52,7 @@ extension Daemon {
     }
 
     func update(_ request: UpdateRequest, peer: PeerCredentials) throws(HandlerError) -> Reply {
+        if request.vault == .system { return try systemUpdate(request, peer: peer) }
         let uid = try userVault(request.vault, peer: peer)
         var vaultQuery = try ItemMapping.query(request.query)
         // SecItemUpdate changes every match, whatever the query's limit says.
@@ -69,6 +72,7 @@ extension Daemon {
     }
 
     func delete(vault target: VaultID, query: ArcaProtocol.Query, peer: PeerCredentials) throws(HandlerError) -> Reply {
+        if target == .system { return try systemDelete(query, peer: peer) }
         let uid = try userVault(target, peer: peer)
         var vaultQuery = try ItemMapping.query(query)
         vaultQuery.matchLimit = .all
@@ -93,7 +97,8 @@ extension Daemon {
             try authorize(peer, for: uid)
             return uid
         case .system:
-            throw HandlerError(.notAvailable, "the system vault is not served by this arcad yet")
+            // Requests on the system vault are routed to Daemon+System before this.
+            throw HandlerError(.param, "the system vault has no user")
         }
     }
 

@@ -27,14 +27,18 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     let hostSecret: SecretBytes?
     /// Where held keys wait out a restart of arcad.
     let parking: KeyParking
+    /// The system vault, unlocked with the host key at start.
+    let system: SystemContext
 
     /// A daemon over `config.stateDirectory`, publishing to `kernel`.
     public init(config: DaemonConfig, kernel: any KernelPublishing = KernelKeyring()) throws {
         self.config = config
         self.kernel = kernel
         try StateDirectory.prepare(config.stateDirectory)
-        hostSecret = try StateDirectory.hostSecret(in: config.stateDirectory)
+        let host = try StateDirectory.hostSecret(in: config.stateDirectory)
+        hostSecret = host
         parking = KeyParking(stateDirectory: config.stateDirectory)
+        system = try SystemContext.open(directory: config.stateDirectory, hostSecret: host)
     }
 
     // MARK: Dispatch
@@ -133,6 +137,12 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try rotateRecoveryKey(uid: uid, key: try secretCopy(key), peer: peer)
         case .listSessions:
             return try listSessions(peer: peer)
+        case .grant(let query, let principals):
+            return try changeGrants(query, principals, adding: true, peer: peer)
+        case .revokeGrant(let query, let principals):
+            return try changeGrants(query, principals, adding: false, peer: peer)
+        case .listGrants:
+            return try listGrants(peer: peer)
         }
     }
 

@@ -13,6 +13,22 @@ public protocol KernelPublishing: Sendable {
     /// reinstall the ring instead (no ring known, or it changed under us), or if the
     /// item cannot live in the kernel (`loadable` tells which).
     func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome
+    /// Replaces the system items granted to `uid` (its persistent keyring's `arca:svc`
+    /// ring) by `items`; returns how many could not be loaded.
+    func grantService(uid: UInt32, items: [KeyringItem]) -> Int
+    /// Invalidates everything granted to `uid`.
+    func revokeService(uid: UInt32)
+    /// Restarts the expiry timer of `uid`'s persistent keyring.
+    func refreshService(uid: UInt32)
+}
+
+extension KernelPublishing {
+    /// Twins written before system services ignore grants.
+    public func grantService(uid: UInt32, items: [KeyringItem]) -> Int { 0 }
+    /// Twins written before system services ignore grants.
+    public func revokeService(uid: UInt32) {}
+    /// Twins written before system services ignore grants.
+    public func refreshService(uid: UInt32) {}
 }
 
 /// The result of putting one item into a ring.
@@ -65,6 +81,35 @@ public final class KernelKeyring: KernelPublishing, Sendable {
             _ = try layout.remove(user: uid, class: Self.ring(kernelClass))
         } catch {
             Log.error("uid \(uid): cannot remove the \(kernelClass.rawValue) ring: \(error)")
+        }
+    }
+
+    public func grantService(uid: UInt32, items: [KeyringItem]) -> Int {
+        do {
+            let report = try layout.grant(uid: uid, items: items)
+            for (key, reason) in report.notLoaded.prefix(3) {
+                Log.notice("uid \(uid): a granted item stays socket-only (\(reason)); \(key.kindName)")
+            }
+            return report.notLoaded.count
+        } catch {
+            Log.error("uid \(uid): cannot place the arca:svc ring: \(error)")
+            return items.count
+        }
+    }
+
+    public func revokeService(uid: UInt32) {
+        do {
+            _ = try layout.revoke(uid: uid)
+        } catch {
+            Log.error("uid \(uid): cannot revoke the arca:svc ring: \(error)")
+        }
+    }
+
+    public func refreshService(uid: UInt32) {
+        do {
+            try layout.refresh(uid: uid)
+        } catch {
+            Log.error("uid \(uid): cannot refresh the persistent keyring: \(error)")
         }
     }
 

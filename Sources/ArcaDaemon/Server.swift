@@ -166,7 +166,7 @@ public final class Server: Sendable {
         return 3
     }
 
-    private static func makeDirectory(parentOf path: String) throws {
+    static func makeDirectory(parentOf path: String) throws {
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
         let directory = String(path[..<slash])
         if mkdir(directory, 0o755) == 0 {

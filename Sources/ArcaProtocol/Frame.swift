@@ -67,6 +67,8 @@
 ///           return:u8 bit set (1 data, 2 attributes, 4 persistentRef),
 ///           caseInsensitive:bool, synchronizableAny:bool
 /// name    = string (<= 1024)
+/// principal  = u8 1, uid:u32 | u8 2, gid:u32 | u8 3, unit:name, credential:name
+/// principals = list<principal> (<= 65536)
 ///
 /// Requests (kind: body)
 ///   0x0001 status              uid:opt<u32> (absent: the caller's own)
@@ -88,8 +90,11 @@
 ///   0x0010 recover             uid:u32, recoveryKey:bytes(<= 256), newKey:key, kdf
 ///   0x0011 rotateRecoveryKey   uid:u32, key
 ///   0x0012 listSessions        (empty)
+///   0x0013 grant               query, principals (root; system vault)
+///   0x0014 revokeGrant         query, principals (empty: all) (root; system vault)
+///   0x0015 listGrants          (empty) (root)
 /// Replies (add → items; copyMatching → items; enroll, rotateRecoveryKey →
-/// recoveryKey; status, kdfParameters, listSessions → their own; the others →
+/// recoveryKey; status, kdfParameters, listSessions, listGrants → their own; the others →
 /// ok; any request may get error)
 ///   0x8000 ok                  (empty)
 ///   0x8001 error               status:u32 (an OSStatus as two's complement,
@@ -104,6 +109,8 @@
 ///   0x8006 sessions            list<id:u64, uid:u32, service:name,
 ///                              tty:opt<name>, rhost:opt<name>, ruser:opt<name>,
 ///                              openedAt:i64 µs, locked:bool> (<= 65536)
+///   0x8007 grants              list<service:opt<string>, account:opt<string>,
+///                              label:opt<string>, principals> (<= 65536)
 ///
 /// A frame is rejected (and the connection closed) on: bad magic, another
 /// version, an unknown kind or one of the wrong direction, a body length over

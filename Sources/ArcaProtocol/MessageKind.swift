@@ -38,6 +38,12 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case rotateRecoveryKey = 0x0011
     /// ``Request/listSessions``.
     case listSessions = 0x0012
+    /// ``Request/grant(query:principals:)``.
+    case grant = 0x0013
+    /// ``Request/revokeGrant(query:principals:)``.
+    case revokeGrant = 0x0014
+    /// ``Request/listGrants``.
+    case listGrants = 0x0015
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -53,6 +59,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case recoveryKey = 0x8005
     /// ``Reply/sessions(_:)``.
     case sessions = 0x8006
+    /// ``Reply/grants(_:)``.
+    case grants = 0x8007
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

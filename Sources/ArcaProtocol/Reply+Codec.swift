@@ -41,6 +41,13 @@ extension Reply {
                 w.i64(s.openedAt)
                 w.bool(s.locked)
             }
+        case .grants(let entries):
+            try w.list(entries, field: "grants", limit: ProtocolLimits.maximumListCount) { w, e throws(ProtocolError) in
+                try w.optionalString(e.service, field: "service")
+                try w.optionalString(e.account, field: "account")
+                try w.optionalString(e.label, field: "label")
+                try w.principals(e.principals)
+            }
         }
     }
 
@@ -89,10 +96,35 @@ extension Reply {
                         remoteUser: try r.optionalName(field: "remoteUser"), openedAt: try r.i64(),
                         locked: try r.bool(field: "locked"))
                 })
+        case .grants:
+            return .grants(
+                try r.list(field: "grants", limit: ProtocolLimits.maximumListCount) { r throws(ProtocolError) in
+                    GrantEntry(
+                        service: try r.optionalString(field: "service"), account: try r.optionalString(field: "account"),
+                        label: try r.optionalString(field: "label"), principals: try r.principals())
+                })
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
-            .rotateRecoveryKey, .listSessions:
+            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants:
             throw .unexpectedKind(kind)
+        }
+    }
+}
+
+extension WireWriter {
+    /// An optional attribute string (<= 16 KiB).
+    mutating func optionalString(_ value: String?, field: String) throws(ProtocolError) {
+        try optional(value) { w, value throws(ProtocolError) in
+            try w.string(value, field: field, limit: ProtocolLimits.maximumStringLength)
+        }
+    }
+}
+
+extension WireReader {
+    /// An optional attribute string (<= 16 KiB).
+    mutating func optionalString(field: String) throws(ProtocolError) -> String? {
+        try optional(field: field) { r throws(ProtocolError) in
+            try r.string(field: field, limit: ProtocolLimits.maximumStringLength)
         }
     }
 }

@@ -20,6 +20,8 @@ public enum Reply: Sendable, Hashable {
     case recoveryKey([UInt8])
     /// Answer to ``Request/listSessions``.
     case sessions([SessionInfo])
+    /// Answer to ``Request/listGrants``.
+    case grants([GrantEntry])
 
     /// The header kind of this reply.
     public var kind: MessageKind {
@@ -31,6 +33,7 @@ public enum Reply: Sendable, Hashable {
         case .items: return .items
         case .recoveryKey: return .recoveryKey
         case .sessions: return .sessions
+        case .grants: return .grants
         }
     }
 }

@@ -24,7 +24,10 @@ extension Request {
         case .lock(let uid, let classes):
             w.u32(uid)
             try w.lockClasses(classes)
-        case .lockAll, .listSessions: break
+        case .lockAll, .listSessions, .listGrants: break
+        case .grant(let query, let principals), .revokeGrant(let query, let principals):
+            try w.query(query)
+            try w.principals(principals)
         case .unlockWithPassword(let uid, let password):
             w.u32(uid)
             try w.bytes(password, field: "password", limit: ProtocolLimits.maximumPasswordLength)
@@ -84,6 +87,9 @@ extension Request {
         case .lock: return .lock(uid: try r.u32(), classes: try r.lockClasses())
         case .lockAll: return .lockAll
         case .listSessions: return .listSessions
+        case .grant: return .grant(query: try r.query(), principals: try r.principals())
+        case .revokeGrant: return .revokeGrant(query: try r.query(), principals: try r.principals())
+        case .listGrants: return .listGrants
         case .unlockWithPassword:
             return .unlockWithPassword(
                 uid: try r.u32(), password: try r.bytes(field: "password", limit: ProtocolLimits.maximumPasswordLength))
@@ -114,7 +120,7 @@ extension Request {
                 recoveryKey: try r.bytes(field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength),
                 newKey: try r.key(field: "newKey"), parameters: try r.kdf())
         case .rotateRecoveryKey: return .rotateRecoveryKey(uid: try r.u32(), key: try r.key(field: "key"))
-        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions:
+        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants:
             throw .unexpectedKind(kind)
         }
     }

@@ -47,6 +47,13 @@ public enum Request: Sendable, Hashable {
     case rotateRecoveryKey(uid: UInt32, key: [UInt8])
     /// Every open session (root only). Replied with ``Reply/sessions(_:)``.
     case listSessions
+    /// Adds `principals` to every system item matching `query` (root only).
+    case grant(query: Query, principals: [Principal])
+    /// Removes `principals` from every system item matching `query`; an empty
+    /// list removes every principal (root only). Takes effect in the kernel at once.
+    case revokeGrant(query: Query, principals: [Principal])
+    /// Every system item that has principals (root only). Replied with ``Reply/grants(_:)``.
+    case listGrants
 
     /// The header kind of this request.
     public var kind: MessageKind {
@@ -69,6 +76,9 @@ public enum Request: Sendable, Hashable {
         case .recover: return .recover
         case .rotateRecoveryKey: return .rotateRecoveryKey
         case .listSessions: return .listSessions
+        case .grant: return .grant
+        case .revokeGrant: return .revokeGrant
+        case .listGrants: return .listGrants
         }
     }
 }

@@ -63,7 +63,7 @@ extension Request {
         // Each case first replaces `self`, so the bound payload is the only
         // owner of its arrays and is zeroed in place rather than copied.
         switch self {
-        case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions: return
+        case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant, .listGrants: return
         case .unlock(let uid, var key):
             self = .lockAll
             SecureWipe.zero(&key)
@@ -119,7 +119,7 @@ extension Reply {
     /// recovery keys.
     public mutating func wipeSecrets() {
         switch self {
-        case .ok, .error, .status, .kdfParameters, .sessions: return
+        case .ok, .error, .status, .kdfParameters, .sessions, .grants: return
         case .items(var items):
             self = .ok
             for index in items.indices { SecureWipe.zero(&items[index].data) }

@@ -110,10 +110,14 @@ DaemonProcess.isolateKeyrings()
 
 let daemon: Daemon
 let server: Server
+let credentials: CredentialServer
 do {
     daemon = try Daemon(config: config)
     daemon.restoreParkedKeys()
+    // An arcad restart re-grants everything in system.db.
+    daemon.deliverSystemGrants()
     server = try Server(config: config, handler: daemon)
+    credentials = try CredentialServer(config: config, daemon: daemon)
 } catch {
     fail("cannot start: \(error)")
 }
@@ -123,5 +127,9 @@ if !options.foreground { DaemonProcess.daemonize() }
 if config.idleTimeout > 0 {
     DaemonProcess.every(seconds: max(1, min(60, config.idleTimeout / 4))) { daemon.expireIdleUsers() }
 }
+credentials.start()
+// Persistent keyrings expire when untouched (persistent_keyring_expiry, 3 days by
+// default): refresh the granted uids' well inside that.
+DaemonProcess.every(seconds: Daemon.systemRefreshInterval()) { daemon.refreshSystemGrants() }
 Log.notice("\(Daemon.versionLine) started (state \(config.stateDirectory))")
 server.run()

@@ -9,6 +9,7 @@ struct ConfigTests {
         #expect(c == DaemonConfig())
         #expect(c.socketPath == "/run/arca/arcad.sock")
         #expect(c.stateDirectory == "/var/lib/arca")
+        #expect(c.credentialsSocket == "/run/arca/credentials.sock")
         #expect(c.lockOn == .any)
         #expect(c.idleTimeout == 0)
     }
@@ -24,6 +25,7 @@ struct ConfigTests {
             lock_on = all
             max_connections_per_uid = 8
             client_timeout_ms=2000
+            credentials_socket = /tmp/cred.sock
             """)
         #expect(c.socketPath == "/tmp/a.sock")
         #expect(c.stateDirectory == "/tmp/state")
@@ -31,6 +33,7 @@ struct ConfigTests {
         #expect(c.lockOn == .all)
         #expect(c.maxConnectionsPerUID == 8)
         #expect(c.clientTimeoutMilliseconds == 2000)
+        #expect(c.credentialsSocket == "/tmp/cred.sock")
     }
 
     @Test("errors name the file and line")
@@ -49,6 +52,9 @@ struct ConfigTests {
         }
         #expect(throws: ConfigError(location: "t.conf:1", message: "state_dir must be an absolute path, got 'var/lib'")) {
             try DaemonConfig.parse("state_dir = var/lib", file: "t.conf")
+        }
+        #expect(throws: ConfigError(location: "t.conf:1", message: "credentials_socket must be an absolute path, got 'c.sock'")) {
+            try DaemonConfig.parse("credentials_socket = c.sock", file: "t.conf")
         }
     }
 }

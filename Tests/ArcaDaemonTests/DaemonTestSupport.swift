@@ -38,6 +38,22 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
         rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] = nil }
     }
 
+    private let services = Mutex<[UInt32: [String: [UInt8]]]>([:])
+
+    func grantService(uid: UInt32, items: [KeyringItem]) -> Int {
+        var ring: [String: [UInt8]] = [:]
+        for item in items { ring[item.key.keyDescription] = item.secret.withUnsafeBytes { Array($0) } }
+        services.withLock { $0[uid] = ring }
+        return 0
+    }
+
+    func revokeService(uid: UInt32) { services.withLock { $0[uid] = nil } }
+
+    /// The `arca:svc` ring of `uid` (description → secret as text); nil when none.
+    func service(_ uid: UInt32) -> [String: String]? {
+        services.withLock { $0[uid] }?.mapValues { String(decoding: $0, as: UTF8.self) }
+    }
+
     /// The ring's items (description → secret as text); nil when no ring is installed.
     func ring(_ uid: UInt32, _ c: KernelClass) -> [String: String]? {
         rings.withLock { $0["\(uid)/\(c.rawValue)"] }?.mapValues { String(decoding: $0, as: UTF8.self) }

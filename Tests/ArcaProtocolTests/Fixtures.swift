@@ -85,6 +85,13 @@ enum Fixtures {
             newKey: key, parameters: extremeKDF),
         .rotateRecoveryKey(uid: 1000, key: key),
         .listSessions,
+        .grant(
+            query: Query(itemClass: .genericPassword, attributes: [.service: .string("postgresql")]),
+            principals: [.user(999), .group(.max), .unit(name: "postgresql.service", credential: "db-password")]),
+        .grant(query: Query(itemClass: .genericPassword), principals: []),
+        .revokeGrant(query: Query(itemClass: .genericPassword, matchLimit: .all), principals: [.user(0)]),
+        .revokeGrant(query: Query(itemClass: .genericPassword), principals: []),
+        .listGrants,
     ]
 
     static let replies: [Reply] = [
@@ -118,6 +125,13 @@ enum Fixtures {
             SessionInfo(
                 id: .max, uid: 0, service: unicode, tty: nil, remoteHost: nil, remoteUser: "root", openedAt: .min,
                 locked: true),
+        ]),
+        .grants([]),
+        .grants([
+            GrantEntry(service: "postgresql", account: "postgres", label: nil, principals: [.user(999)]),
+            GrantEntry(
+                service: nil, account: nil, label: unicode,
+                principals: [.group(0), .unit(name: unicode, credential: ""), .user(.max)]),
         ]),
     ]
 

@@ -59,9 +59,55 @@ struct GoldenTests {
         #expect(decodeReply(Bytes.fromHex(Self.errorHex)) == .success(reply))
     }
 
+    static let grantHex = """
+        41524341 0001 0013 00000009 00000025
+        01 00000000 00 02 00 00 00
+        00000003
+        01 000003e7
+        02 00000065
+        03 00000002 7067 00000002 6964
+        """
+
+    static let grantsHex = """
+        41524341 0001 8007 00000009 00000016
+        00000001
+        01 00000002 7067
+        00
+        00
+        00000001
+        01 000003e7
+        """
+
+    @Test("grant to a user, a group and a unit")
+    func grant() throws {
+        let request = Request.grant(
+            query: Query(itemClass: .genericPassword, matchLimit: .all),
+            principals: [.user(999), .group(101), .unit(name: "pg", credential: "id")])
+        let frame = try Frame.encode(request, requestID: 9)
+        #expect(Bytes.hex(frame) == Bytes.hex(Bytes.fromHex(Self.grantHex)))
+        #expect(decodeRequest(Bytes.fromHex(Self.grantHex)) == .success(request))
+    }
+
+    @Test("grants reply")
+    func grantsReply() throws {
+        let reply = Reply.grants([GrantEntry(service: "pg", account: nil, label: nil, principals: [.user(999)])])
+        let frame = try Frame.encode(reply, requestID: 9)
+        #expect(Bytes.hex(frame) == Bytes.hex(Bytes.fromHex(Self.grantsHex)))
+        #expect(decodeReply(Bytes.fromHex(Self.grantsHex)) == .success(reply))
+    }
+
+    @Test("a principal of an unknown kind is rejected")
+    func unknownPrincipal() {
+        var bytes = Bytes.fromHex(Self.grantHex)
+        // The first principal's kind byte: header 16 + query 10 + count 4.
+        bytes[16 + 10 + 4] = 4
+        #expect(decodeRequest(bytes) == .failure(.unknownTag(field: "principal", value: 4)))
+    }
+
     @Test("the empty messages are a bare header")
     func emptyBodies() throws {
         #expect(Bytes.hex(try Frame.encode(Request.lockAll, requestID: 1)) == "41524341000100080000000100000000")
         #expect(Bytes.hex(try Frame.encode(Reply.ok, requestID: 1)) == "41524341000180000000000100000000")
+        #expect(Bytes.hex(try Frame.encode(Request.listGrants, requestID: 1)) == "41524341000100150000000100000000")
     }
 }

@@ -73,7 +73,9 @@ struct WipeTests {
         case .openSession(let s): #expect(s.token.allSatisfy { $0 == 0 })
         case .add(let add): #expect(add.secret.allSatisfy { $0 == 0 })
         case .update(let update): #expect((update.secret ?? []).allSatisfy { $0 == 0 })
-        case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions: #expect(wiped == request)
+        case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
+            .listGrants:
+            #expect(wiped == request)
         }
     }
 

@@ -68,6 +68,7 @@ do {
         print("ok " + items.map { String(decoding: $0.data ?? [], as: UTF8.self) }.joined(separator: ","))
     case .sessions(let list): print("ok \(list.count)")
     case .recoveryKey: print("ok recovery")
+    case .grants(let list): print("ok \(list.count)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")

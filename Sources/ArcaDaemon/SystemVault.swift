@@ -1,0 +1,54 @@
+import ArcaCrypto
+import ArcaVault
+import Synchronization
+
+/// The system vault (`<state>/system.db`) and what arcad last delivered from it.
+final class SystemState {
+    let vault: Vault
+    /// The uids whose persistent keyring holds an `arca:svc` ring from us.
+    var delivered: Set<UInt32> = []
+
+    init(vault: Vault) { self.vault = vault }
+}
+
+/// The system vault behind one lock: every system request and every delivery
+/// runs inside `withLock`, so the kernel always reflects one state of the vault.
+final class SystemContext: @unchecked Sendable {
+    // `state` is only touched inside `withLock`, which holds `mutex`.
+    private let mutex = Mutex(())
+    private let state: SystemState
+
+    init(state: SystemState) { self.state = state }
+
+    func withLock<R>(_ body: (SystemState) throws(HandlerError) -> R) throws(HandlerError) -> R {
+        try mutex.withLock { _ throws(HandlerError) -> R in try body(state) }
+    }
+
+    /// Opens `<directory>/system.db`, creating it on first start, and unlocks it
+    /// with a key derived from the host secret. No password exists for it, so
+    /// Argon2id is never run: the stored KDF parameters are valid (the vault
+    /// format requires them) but describe no password.
+    static func open(directory: String, hostSecret: SecretBytes) throws(HandlerError) -> SystemContext {
+        let path = "\(directory)/system.db"
+        do {
+            let key = try SubkeyDerivation.derive(from: hostSecret, label: "arca.system-vault.v1")
+            let vault: Vault
+            if StateDirectory.exists(path) {
+                vault = try Vault.open(at: path)
+                try vault.unlock(derivedKey: key, hostSecret: hostSecret)
+            } else {
+                let parameters = KDFParameters(
+                    opsLimit: 1, memoryLimit: KDFParameters.memoryFloor,
+                    salt: SecureRandom.bytes(count: KDFParameters.saltLength))
+                vault = try Vault.create(at: path, derivedKey: key, kdfParameters: parameters, hostSecret: hostSecret)
+                    .vault
+                Log.notice("created the system vault \(path)")
+            }
+            return SystemContext(state: SystemState(vault: vault))
+        } catch let error as VaultError {
+            throw HandlerError.vault(error)
+        } catch {
+            throw HandlerError(.notAvailable, "cannot open the system vault: \(error)")
+        }
+    }
+}
