@@ -131,6 +131,13 @@ struct Context {
         case .passwd(let resync, let recover): try passwd(resync: resync, recover: recover, output: &output)
         case .recovery(let rotate, let json): try recovery(rotate: rotate, json: json, output: &output)
         case .show(let json): try show(json: json, output: &output)
+        case .systemAdd(let item, let grants, let replace):
+            try systemAdd(item, grants: grants, replaceExisting: replace, output: &output)
+        case .systemGet(let item, let useKernel, let json):
+            try systemGet(item, useKernel: useKernel, json: json, output: &output)
+        case .systemDelete(let item): try systemDelete(item)
+        case .grant(let item, let principals, let revoke): try grant(item, principals: principals, revoke: revoke)
+        case .grants(let json): try grants(json: json, output: &output)
         case .compatibilityFind(let item, let passwordOnly, let passwordOnStderr):
             try compatibilityFind(item, passwordOnly: passwordOnly, passwordOnStderr: passwordOnStderr, output: &output)
         }

@@ -87,4 +87,14 @@ public enum Command: Sendable, Equatable {
     /// `find-*-password`: attributes as `security` prints them, or only the password (`-w`),
     /// or also the password on stderr (`-g`).
     case compatibilityFind(ItemSelection, passwordOnly: Bool, passwordOnStderr: Bool)
+    /// `add --system`: add a system item (root only), then grant it to `grants`.
+    case systemAdd(ItemSelection, grants: [Principal], replaceExisting: Bool)
+    /// `get --system`: the caller's persistent keyring first, then arcad.
+    case systemGet(ItemSelection, useKernel: Bool, json: Bool)
+    /// `delete --system`.
+    case systemDelete(ItemSelection)
+    /// `grant` (`revoke: false`) and `revoke`; revoking no principal revokes them all.
+    case grant(ItemSelection, principals: [Principal], revoke: Bool)
+    /// `grants`.
+    case grants(json: Bool)
 }

@@ -112,6 +112,17 @@ public enum CommandTable {
     static let noKernel = OptionSpec("no-kernel", "ask arcad over the socket; skip the kernel keyring")
     static let showSecret = OptionSpec("show-secret", short: "w", "include the secrets in the output")
 
+    static let system = OptionSpec("system", "the system vault (ARCHITECTURE §8; writes are root only)")
+
+    /// Who may read a system item.
+    static let allowOptions: [OptionSpec] = [
+        OptionSpec("allow-user", .value("USERS"), "users (names or uids, comma-separated) who may read it"),
+        OptionSpec("allow-group", .value("GROUPS"), "groups (names or gids, comma-separated) whose members may read it"),
+        OptionSpec(
+            "allow-unit", .value("UNITS"),
+            "systemd units, UNIT[:ID] comma-separated, served to LoadCredential=ID (ID defaults to the service)"),
+    ]
+
     /// The primary-key and descriptive attributes of an item.
     static let itemOptions: [OptionSpec] = [
         OptionSpec("service", short: "s", .value("SERVICE"), "kSecAttrService (generic passwords)"),
@@ -180,15 +191,18 @@ public enum CommandTable {
             options: [OptionSpec("no-recovery-key", "do not print the recovery key arcad returns")]),
         VerbSpec(
             "add", "add an item; the secret is read from stdin or a prompt",
-            options: itemOptions + [OptionSpec("update", short: "U", "replace the item if it exists")]),
-        VerbSpec("get", "print an item's secret (kernel keyring first)", options: itemOptions + [noKernel], json: true),
+            options: itemOptions + [OptionSpec("update", short: "U", "replace the item if it exists"), system]
+                + allowOptions),
+        VerbSpec(
+            "get", "print an item's secret (kernel keyring first)", options: itemOptions + [noKernel, system],
+            json: true),
         VerbSpec(
             "find", "print the attributes of the matching items",
             options: itemOptions + [showSecret], json: true),
         VerbSpec(
             "update", "change an item's secret (from stdin or a prompt) and descriptive attributes",
             options: itemOptions + [OptionSpec("keep-secret", "change only the attributes")]),
-        VerbSpec("delete", "delete the matching items", options: itemOptions),
+        VerbSpec("delete", "delete the matching items", options: itemOptions + [system]),
         VerbSpec("list", "list every item (attributes only)", options: [showSecret], json: true),
         VerbSpec("clear", "delete every item of your vault"),
         VerbSpec(
@@ -207,6 +221,12 @@ public enum CommandTable {
         VerbSpec(
             "recovery", "tell whether a recovery key exists; --rotate makes a new one",
             options: [OptionSpec("rotate", "replace the recovery key (asks for the password)")], json: true),
+        VerbSpec(
+            "grant", "let users, groups or units read a system item (root only)", options: itemOptions + allowOptions),
+        VerbSpec(
+            "revoke", "withdraw the given grants of a system item, or all of them (root only)",
+            options: itemOptions + allowOptions),
+        VerbSpec("grants", "list who may read which system item (root only)", json: true),
         VerbSpec("show", "show Arca's kernel keyrings and key ids, like keyctl show", json: true),
         VerbSpec("version", "print the version", json: true),
         VerbSpec("help", "show help for a verb", positionals: "[VERB]", maximumPositionals: 1),

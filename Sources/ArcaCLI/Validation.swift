@@ -30,9 +30,20 @@ public enum Validation {
         case "init": return .initVault(showRecoveryKey: !parsed.has("no-recovery-key"))
         case "add":
             let item = try selection(parsed, requireName: true)
+            if parsed.has("system") {
+                return .systemAdd(
+                    try systemItem(item, verb: verb), grants: try principals(parsed, item: item),
+                    replaceExisting: parsed.has("update"))
+            }
+            if let name = ["allow-user", "allow-group", "allow-unit"].first(where: parsed.has) {
+                throw UsageError("option --\(name) needs --system", verb: verb)
+            }
             return .add(item, secret: .standardInput, replaceExisting: parsed.has("update"), compatibility: false)
         case "get":
             let item = try selection(parsed, requireName: true)
+            if parsed.has("system") {
+                return .systemGet(try systemItem(item, verb: verb), useKernel: !parsed.has("no-kernel"), json: json)
+            }
             return .get(item, useKernel: !parsed.has("no-kernel"), json: json)
         case "find":
             return .find(try selection(parsed, requireName: false), showSecrets: parsed.has("show-secret"), json: json)
@@ -44,7 +55,16 @@ public enum Validation {
             return .update(item, secret: parsed.has("keep-secret") ? nil : .standardInput)
         case "delete":
             let item = try selection(parsed, requireName: true)
+            if parsed.has("system") { return .systemDelete(try systemItem(item, verb: verb)) }
             return .delete(item, compatibility: false)
+        case "grant", "revoke":
+            let item = try systemItem(try selection(parsed, requireName: true), verb: verb)
+            let principals = try principals(parsed, item: item)
+            if verb == "grant", principals.isEmpty {
+                throw UsageError("'grant' needs --allow-user, --allow-group or --allow-unit", verb: verb)
+            }
+            return .grant(item, principals: principals, revoke: verb == "revoke")
+        case "grants": return .grants(json: json)
         case "list": return .find(nil, showSecrets: parsed.has("show-secret"), json: json)
         case "clear": return .clear
         case "lock": return .lock(all: parsed.has("all"))
@@ -96,6 +116,42 @@ public enum Validation {
         default:
             return .delete(item, compatibility: true)
         }
+    }
+
+    /// System items are generic passwords: their service and account name them.
+    static func systemItem(_ item: ItemSelection, verb: String) throws(UsageError) -> ItemSelection {
+        guard item.itemClass == .genericPassword else {
+            throw UsageError("system items are generic passwords; --internet does not apply", verb: verb)
+        }
+        return item
+    }
+
+    /// The `--allow-user/--allow-group/--allow-unit` lists, resolved to ids.
+    static func principals(_ parsed: ParsedCommand, item: ItemSelection) throws(UsageError) -> [Principal] {
+        let verb = parsed.verb
+        func list(_ name: String) -> [String] {
+            (parsed.value(name) ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+        }
+        var result: [Principal] = []
+        for name in list("allow-user") { result.append(.user(try userID(name, verb: verb))) }
+        for name in list("allow-group") { result.append(.group(try groupID(name, verb: verb))) }
+        for spec in list("allow-unit") {
+            let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            var credential = parts.count == 2 ? parts[1] : ""
+            if parts.count == 1, case .string(let service)? = item.keyAttributes[.service] { credential = service }
+            guard !parts[0].isEmpty, !credential.isEmpty, !spec.contains("/") else {
+                throw UsageError("invalid unit '\(spec)': expected UNIT[:ID] without '/'", verb: verb)
+            }
+            result.append(.unit(name: parts[0], credential: credential))
+        }
+        return result
+    }
+
+    /// A gid, given as a number or a group name.
+    static func groupID(_ text: String, verb: String) throws(UsageError) -> UInt32 {
+        if let gid = UInt32(text) { return gid }
+        guard let entry = getgrnam(text) else { throw UsageError("no such group '\(text)'", verb: verb) }
+        return entry.pointee.gr_gid
     }
 
     /// A uid, given as a number or a user name.
