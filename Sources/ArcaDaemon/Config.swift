@@ -4,7 +4,18 @@ public struct DaemonConfig: Equatable, Sendable {
     /// The request socket.
     public var socketPath = "/run/arca/arcad.sock"
     /// The socket systemd's `LoadCredential=ID:PATH` connects to (peer uid 0 only).
-    public var credentialsSocket = "/run/arca/credentials.sock"
+    /// Unless set, `credentials.sock` next to the request socket, so that an arcad
+    /// started with another `--socket` (a test, a second instance) never takes over
+    /// the system's `/run/arca/credentials.sock`.
+    public var credentialsSocket: String {
+        get {
+            if let credentialsSocketSetting { return credentialsSocketSetting }
+            guard let slash = socketPath.lastIndex(of: "/") else { return "credentials.sock" }
+            return socketPath[...slash] + "credentials.sock"
+        }
+        set { credentialsSocketSetting = newValue }
+    }
+    private var credentialsSocketSetting: String?
     /// Vaults, host key (0700 root).
     public var stateDirectory = "/var/lib/arca"
     /// Seconds without a request from a user after which whenUnlocked is removed; 0 = never.

@@ -12,6 +12,10 @@ struct ConfigTests {
         #expect(c.credentialsSocket == "/run/arca/credentials.sock")
         #expect(c.lockOn == .any)
         #expect(c.idleTimeout == 0)
+        // The credentials socket follows the request socket unless set.
+        var moved = c
+        moved.socketPath = "/tmp/t/arcad.sock"
+        #expect(moved.credentialsSocket == "/tmp/t/credentials.sock")
     }
 
     @Test("every key, comments and blank lines")

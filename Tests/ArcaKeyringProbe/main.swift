@@ -82,6 +82,11 @@ case "service-read":  // service-read <description>
         try enterSession("fresh")
         return hex(try KeyringReader(includesPersistentKeyring: true).read(try itemKey(arg(0))))
     }
+case "service-serial":  // service-serial <description>: the key's serial, found as service-read finds it
+    status = report {
+        try enterSession("fresh")
+        return String(try KeyringReader(includesPersistentKeyring: true).find(try itemKey(arg(0))).rawValue)
+    }
 case "search":  // search <keyring serial> <type> <description>
     status = report { String(try serial(0).search(type: arg(1), description: arg(2)).rawValue) }
 case "read-serial":
@@ -189,6 +194,6 @@ case "purge":  // purge <uid>; as root
         return "purged"
     }
 default:
-    print("usage: arca-keyring-probe read|service-read|search|read-serial|describe|link|setperm|update|watch-ring|percolate …")
+    print("usage: arca-keyring-probe read|service-read|service-serial|search|read-serial|describe|link|setperm|update|watch-ring|percolate …")
 }
 exit(status)

@@ -28,6 +28,38 @@ if command == "hold" {  // hold N: open N connections at once; how many get an a
     exit(0)
 }
 
+if command == "credential" {  // credential UNIT ID: systemd's LoadCredential= client, SOCKET = credentials socket
+    // Bind the abstract address systemd uses, \0<random>/unit/<unit>/<id>, then read to EOF.
+    let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var local = sockaddr_un()
+    local.sun_family = sa_family_t(AF_UNIX)
+    let name = [UInt8(0)] + Array("\(UInt32.random(in: 0..<UInt32.max))/unit/\(rest[0])/\(rest[1])".utf8)
+    withUnsafeMutableBytes(of: &local.sun_path) { for (i, b) in name.enumerated() { $0[i] = b } }
+    let localLength = socklen_t(MemoryLayout<sa_family_t>.size + name.count)
+    var remote = sockaddr_un()
+    remote.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &remote.sun_path) { for (i, b) in socket.utf8.enumerated() { $0[i] = b } }
+    let bound = withUnsafePointer(to: &local) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, localLength) }
+    }
+    let connected = withUnsafePointer(to: &remote) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0, connected == 0 else {
+        print("error connect")
+        exit(1)
+    }
+    var received = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = read(fd, &buffer, buffer.count)
+        if n <= 0 { break }
+        received += buffer[0..<n]
+    }
+    print("ok " + String(decoding: received, as: UTF8.self))
+    exit(0)
+}
+
 let request: Request
 switch command {
 case "status": request = .status(uid: rest.isEmpty ? nil : uid(0))
