@@ -37,8 +37,12 @@ package struct ItemStore: Sendable {
         self.kernelReads = kernelReads
     }
 
-    /// The caller's own vault: arcad authorizes by the peer's effective uid.
-    package var vault: VaultID { .user(uid: geteuid()) }
+    /// The system vault instead of the caller's own (``Keychain/system(service:)``).
+    package var systemVault = false
+
+    /// The caller's own vault (arcad authorizes by the peer's effective uid), or
+    /// the system vault, where arcad serves only what is granted to the caller.
+    package var vault: VaultID { systemVault ? .system : .user(uid: geteuid()) }
 
     /// The socket used when a store names none, before `ARCA_SOCKET`: lets the
     /// package's tests aim `SecItem…` at their own arcad without changing the
@@ -89,7 +93,7 @@ package struct ItemStore: Sendable {
     /// when the query allows it and the kernel has it, else from arcad.
     /// `nil` when no item matches; a locked vault throws.
     package func secret(_ query: Query) throws(KeychainError) -> (data: Data, source: Source)? {
-        if kernelReads, let key = Self.kernelKey(for: query), let data = Self.readKernel(key) {
+        if kernelReads, let key = Self.kernelKey(for: query), let data = Self.readKernel(key, persistent: systemVault) {
             return (data, .kernel)
         }
         do {
@@ -165,11 +169,14 @@ package struct ItemStore: Sendable {
     /// The payload lands in a reused mlocked scratch buffer, zeroed after the
     /// copy: allocating guarded memory per read (mmap, mprotect, mlock and their
     /// undoing) would cost several times the two keyctl calls themselves.
-    private static func readKernel(_ key: KeyringItemKey) -> Data? {
+    /// Reads `key` from the caller's keyrings, or with `persistent` from its
+    /// persistent keyring only, where arcad places the system items granted to it.
+    private static func readKernel(_ key: KeyringItemKey, persistent: Bool) -> Data? {
         guard let buffer = KernelScratch.take() else { return nil }
         defer { KernelScratch.giveBack(buffer) }
         do {
-            let length = try KeyringReader().read(key, into: buffer)
+            let reader = KeyringReader()
+            let length = try persistent ? reader.readGranted(key, into: buffer) : reader.read(key, into: buffer)
             guard length <= buffer.count else { return nil }
             return buffer.withUnsafeMutableBytes { raw in
                 let payload = UnsafeMutableRawBufferPointer(rebasing: raw[0..<length])

@@ -61,6 +61,20 @@ public struct Keychain: Sendable {
         authenticationType = nil
     }
 
+    /// Generic passwords of `service` in the system vault (ARCHITECTURE §8): a
+    /// service reads the items root granted to its uid or group, from its
+    /// persistent keyring first (no socket round trip), else from arcad.
+    /// Writes are root's only.
+    ///
+    /// ```swift
+    /// let password = try Keychain.system(service: "postgresql").get("postgres")
+    /// ```
+    public static func system(service: String) -> Keychain {
+        var keychain = Keychain(service: service, accessGroup: nil)
+        keychain.store.systemVault = true
+        return keychain
+    }
+
     /// Internet passwords of `server`, one per account.
     public init(server: String, protocolType: ProtocolType, authenticationType: AuthenticationType = .default) {
         itemClass = .internetPassword

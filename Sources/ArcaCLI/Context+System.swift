@@ -36,7 +36,7 @@ extension Context {
     {
         // arcad placed the caller's granted items in its persistent keyring (ring arca:svc).
         if useKernel, item.otherAttributes.isEmpty, let key = item.keyringKey,
-            let secret = try? KeyringReader(includesPersistentKeyring: true).read(key)
+            let secret = try? KeyringReader().readGranted(key)
         {
             emit(secret: secret, json: json, output: &output)
             return

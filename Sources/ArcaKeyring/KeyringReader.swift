@@ -61,4 +61,38 @@ public struct KeyringReader: Sendable {
             }
         }
     }
+
+    /// Reads `key` from the caller's persistent keyring only: the system items
+    /// arcad granted to the caller's uid (ring `arca:svc`). The persistent keyring
+    /// is linked into the calling thread's keyring for the search and unlinked
+    /// after, so it never joins the process keyring, where ``read(_:)`` of the
+    /// caller's own items would find a system item of the same primary key.
+    /// Synchronous; must not be spread over an `await`.
+    public func readGranted(_ key: KeyringItemKey) throws(KeyringError) -> SecretBytes {
+        try withPersistentKeyring { persistent throws(KeyringError) in
+            let serial = try mapped("keyctl_search") { () throws(KeyringErrno) in
+                try persistent.search(type: "user", description: key.keyDescription)
+            }
+            return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read() }
+        }
+    }
+
+    /// ``readGranted(_:)`` into `buffer`; returns the payload length (larger than
+    /// the buffer when it did not fit, as `keyctl_read`).
+    public func readGranted(_ key: KeyringItemKey, into buffer: SecretBytes) throws(KeyringError) -> Int {
+        try withPersistentKeyring { persistent throws(KeyringError) in
+            let serial = try mapped("keyctl_search") { () throws(KeyringErrno) in
+                try persistent.search(type: "user", description: key.keyDescription)
+            }
+            return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read(into: buffer) }
+        }
+    }
+
+    private func withPersistentKeyring<R>(_ body: (KeySerial) throws(KeyringError) -> R) throws(KeyringError) -> R {
+        let persistent = try mapped("keyctl_get_persistent") { () throws(KeyringErrno) in
+            try KeySerial.persistentKeyring(uid: nil, linkingInto: .threadKeyring)
+        }
+        defer { try? persistent.unlink(from: .threadKeyring) }
+        return try body(persistent)
+    }
 }

@@ -191,3 +191,30 @@ import Testing
         #expect(try k.allKeys() == [])
     }
 }
+
+/// `Keychain.system`: root writes the system vault; a granted uid (root here)
+/// reads from its persistent keyring first.
+@Suite struct SystemKeychainRootTests {
+    @Test func systemKeychainReadsThePersistentKeyringFirst_root() throws {
+        let socket = try LiveArcad.socketPath()
+        let service = "arca.test.system.\(UUID().uuidString)"
+        let k = Keychain.system(service: service).socketPath(socket)
+        try k.set("svc", key: "db")
+        // Deleting the item also takes it out of root's persistent keyring.
+        defer { try? k.removeAll() }
+        // Root may read every system item over the socket; nothing is granted yet.
+        let before = try #require(try k.getDataWithSource("db"))
+        #expect(before.data == Data("svc".utf8))
+        #expect(before.source == .socket)
+        let query = Query(
+            itemClass: .genericPassword, attributes: [.service: .string(service), .account: .string("db")])
+        #expect(try ArcadClient(path: socket).send(.grant(query: query, principals: [.user(0)])) == .ok)
+        let granted = try #require(try k.getDataWithSource("db"))
+        #expect(granted.data == Data("svc".utf8))
+        #expect(granted.source == .kernel)
+        // The user's own vault does not see system items.
+        #expect(try Keychain(service: service).socketPath(socket).get("db") == nil)
+        try k.remove("db")
+        #expect(try k.getDataWithSource("db") == nil)
+    }
+}
