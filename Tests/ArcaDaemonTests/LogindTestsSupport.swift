@@ -71,7 +71,7 @@ final class PrivateBus {
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
-        process.waitUntilExit()
+        reap(process)
     }
 }
 
@@ -110,7 +110,8 @@ final class FakeLogind {
     /// logind leaves the bus.
     func quit() {
         _ = try? send("quit")
-        process.waitUntilExit()
+        try? input.close()
+        reap(process)
     }
 }
 
@@ -173,7 +174,7 @@ final class LogindArcad {
         _ = try? send(.lockAll)
         if let p = process {
             kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            reap(p)
         }
         process = nil
     }
@@ -264,6 +265,13 @@ func logindDerive(_ password: String) throws -> [UInt8] {
     let key = try Argon2id.deriveKey(
         password: secret, parameters: KDFParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: logindParameters.salt))
     return key.withUnsafeBytes { Array($0) }
+}
+
+/// Waits up to 3 s for `process` to end, then kills it. (Polls instead of
+/// `waitUntilExit`, which was seen to hang here after the child had exited.)
+func reap(_ process: Process) {
+    for _ in 0..<300 where process.isRunning { usleep(10_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
 }
 
 /// Lines of /proc/keys (the keys root can see: arcad's are root-owned).
