@@ -9,6 +9,8 @@ import Foundation
 // binary pointed at the bus through DBUS_SYSTEM_BUS_ADDRESS.
 
 let logindTestsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+let keyringPollerScript = logindTestsDirectory.deletingLastPathComponent()
+    .appendingPathComponent("integration/keyring-poller.py").path
 let fakeLogindScript = logindTestsDirectory.deletingLastPathComponent().appendingPathComponent("integration/fake-logind.py").path
 
 /// Reads lines from a pipe, one byte at a time (the lines are short).
@@ -110,6 +112,58 @@ final class FakeLogind {
     /// logind leaves the bus.
     func quit() {
         _ = try? send("quit")
+        try? input.close()
+        reap(process)
+    }
+}
+
+/// Tests/integration/keyring-poller.py run as the user: watches one item key
+/// from the user's side and reports when it stops being readable.
+final class KeyringPoller {
+    private let process: Process
+    private let input: FileHandle
+    private let output: LineReader
+
+    init(user: TestUser) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = user.command(["/usr/bin/python3", keyringPollerScript])
+        let inPipe = Pipe()
+        let outPipe = Pipe()
+        process.standardInput = inPipe
+        process.standardOutput = outPipe
+        try process.run()
+        input = inPipe.fileHandleForWriting
+        output = LineReader(outPipe.fileHandleForReading)
+        guard output.line() == "ready" else { throw TestSupportError("the keyring poller did not start") }
+    }
+
+    /// Finds the live key; false if there is none.
+    func arm(_ description: String) throws -> Bool {
+        try input.write(contentsOf: Data("arm \(description)\n".utf8))
+        return output.line()?.hasPrefix("armed ") == true
+    }
+
+    /// Keys linked in the user's ring `ring` (`arca:wu`), as the user sees them; -1 without the ring.
+    func count(_ ring: String) throws -> Int {
+        try input.write(contentsOf: Data("count \(ring)\n".utf8))
+        guard let line = output.line(), line.hasPrefix("count "), let n = Int(line.dropFirst(6)) else {
+            throw TestSupportError("the keyring poller failed")
+        }
+        return n
+    }
+
+    func startWaiting() throws { try input.write(contentsOf: Data("wait\n".utf8)) }
+
+    /// CLOCK_MONOTONIC (ns) of the first poll that found the key unreadable.
+    func gone() throws -> UInt64 {
+        guard let line = output.line(), line.hasPrefix("gone "), let ns = UInt64(line.dropFirst(5)) else {
+            throw TestSupportError("the keyring poller failed")
+        }
+        return ns
+    }
+
+    func stop() {
         try? input.close()
         reap(process)
     }
@@ -279,12 +333,15 @@ func procKeys() -> [String] {
     ((try? String(contentsOfFile: "/proc/keys", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
 }
 
-/// The serial of the live key with exactly this description, from /proc/keys.
+/// The serial of the live (not invalidated, revoked or dead) key with exactly this description, from /proc/keys.
 func serial(of description: String) -> Int32? {
     for line in procKeys() {
         let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard fields.count >= 9, fields[8].hasPrefix(description + ":") || fields[8] == description else { continue }
-        return Int32(fields[0], radix: 16)
+        guard fields.count >= 9, fields[8].hasPrefix(description + ":") || fields[8] == description,
+              !fields[1].contains("i"), !fields[1].contains("R"), !fields[1].contains("D"),
+              let serial = Int32(fields[0], radix: 16), (try? KeySerial(rawValue: serial).describe()) != nil
+        else { continue }
+        return serial
     }
     return nil
 }
