@@ -74,7 +74,9 @@ public final class LogindWatcher: @unchecked Sendable {
             do {
                 try watch(bus)
             } catch {
-                Log.notice("system bus connection lost (\(error)); retrying every \(retrySeconds) s")
+                Log.notice("system bus connection lost (\(error)): screen locks are not followed; retrying every "
+                           + "\(retrySeconds) s")
+                saidNoBus = true
             }
             view.clear()
             owner = nil
@@ -113,7 +115,9 @@ public final class LogindWatcher: @unchecked Sendable {
             owner = try reply.readString()
             var list: [String: LogindView.Session] = [:]
             let sessions = try bus.call(Self.service, Self.managerPath, Self.manager, "ListSessions")
-            guard try sessions.enter("a", "(susso)") else { throw SDBusError(call: "ListSessions", errno: EBADMSG, name: nil) }
+            guard try sessions.enter("a", "(susso)") else {
+                throw SDBusError(call: "ListSessions", errno: EBADMSG, name: nil)
+            }
             while try sessions.enter("r", "susso") {
                 _ = try sessions.readString()
                 let uid = try sessions.readUInt32()
@@ -159,7 +163,9 @@ public final class LogindWatcher: @unchecked Sendable {
             case (Self.manager, let member?) where signal.sender == owner && owner != nil:
                 try managerSignal(member, signal, bus: bus)
             case (Self.properties, "PropertiesChanged") where signal.sender == owner && owner != nil:
-                guard let path = signal.path, let locked = try lockedHint(in: signal, path: path, bus: bus) else { return }
+                guard let path = signal.path, let locked = try lockedHint(in: signal, path: path, bus: bus) else {
+                    return
+                }
                 if let newlyLocked = view.lockedHintChanged(path, locked: locked) {
                     lockAll(newlyLocked, reason: "screen locked (logind)")
                 } else {
@@ -230,6 +236,9 @@ public final class LogindWatcher: @unchecked Sendable {
     }
 
     private func lockAll(_ uids: [UInt32], reason: String) {
-        for uid in uids { lock(uid, reason) }
+        for uid in uids {
+            Log.debug("logind: uid \(uid): \(reason)")
+            lock(uid, reason)
+        }
     }
 }

@@ -18,7 +18,8 @@ struct LogindEndToEndTests {
             try logind.send("lock 1")
             #expect(w.eventually { w.whenUnlocked == "gone" })
             #expect(w.afterFirstUnlock == "secret-afu")
-            #expect(w.arcad.logLines(containing: "uid \(w.user.uid): screen locked (logind), whenUnlocked removed").count == 1)
+            let logged = w.arcad.logLines(containing: "uid \(w.user.uid): screen locked (logind), whenUnlocked removed")
+            #expect(logged.count == 1)
 
             // The screen reports itself unlocked: that alone brings nothing back.
             try logind.send("unlock 1")
@@ -122,7 +123,8 @@ struct LogindEndToEndTests {
             let arcad = try LogindArcad(
                 directory: directory, busAddress: "unix:path=\(directory)/system_bus_socket", config: "")
             defer { arcad.stop() }
-            #expect(try arcad.send(.enroll(uid: user.uid, key: try logindDerive("pw"), parameters: logindParameters)) == .ok)
+            let enroll = Request.enroll(uid: user.uid, key: try logindDerive("pw"), parameters: logindParameters)
+            #expect(try arcad.send(enroll) == .ok)
             // Two retry periods (5 s each) pass without a bus: one log line.
             sleep(11)
             #expect(arcad.logLines(containing: "no system bus").count == 1)

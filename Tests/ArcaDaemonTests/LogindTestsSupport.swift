@@ -11,7 +11,8 @@ import Foundation
 let logindTestsDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let keyringPollerScript = logindTestsDirectory.deletingLastPathComponent()
     .appendingPathComponent("integration/keyring-poller.py").path
-let fakeLogindScript = logindTestsDirectory.deletingLastPathComponent().appendingPathComponent("integration/fake-logind.py").path
+let fakeLogindScript = logindTestsDirectory.deletingLastPathComponent()
+    .appendingPathComponent("integration/fake-logind.py").path
 
 /// Reads lines from a pipe, one byte at a time (the lines are short).
 final class LineReader {
@@ -246,7 +247,8 @@ final class LogindWorld {
     let tag = "lgd" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
 
     init(user: TestUser, config: String, sessions: [String]) throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("arca-logind-\(UUID().uuidString)").path
+        directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("arca-logind-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         bus = try PrivateBus(directory: directory)
         logind = try FakeLogind(bus: bus, sessions: sessions)
@@ -259,7 +261,9 @@ final class LogindWorld {
         for (account, accessible) in [("wu", Accessibility.whenUnlocked), ("afu", .afterFirstUnlock)] {
             let add = Request.add(AddRequest(
                 vault: .user(uid: user.uid), itemClass: .genericPassword,
-                attributes: [.service: .string(tag), .account: .string(account), .accessible: .accessibility(accessible)],
+                attributes: [
+                    .service: .string(tag), .account: .string(account), .accessible: .accessibility(accessible),
+                ],
                 secret: Array("secret-\(account)".utf8)))
             guard try arcad.send(add) == .items([]) else { throw TestSupportError("add failed") }
         }

@@ -38,7 +38,8 @@ struct LogindTimingTests {
     /// Keys owned by root, as /proc/key-users counts them (arcad's keys are root's).
     func rootKeys() -> Int {
         let text = (try? String(contentsOfFile: "/proc/key-users", encoding: .utf8)) ?? ""
-        guard let line = text.split(separator: "\n").first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("0:") }),
+        let lines = text.split(separator: "\n")
+        guard let line = lines.first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("0:") }),
               let field = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first,
               let n = Int(field.split(separator: "/").first ?? "")
         else { return -1 }
@@ -70,8 +71,10 @@ struct LogindTimingTests {
             let keysAfter = ownKeys(w)
             let totalAfter = rootKeys()
             let rssAfter = w.arcad.residentKiB()
-            print("| 1,000 cycles | \(String(format: "%.1f", seconds)) s | this test's keys in /proc/keys \(keysBefore) → \(keysAfter) "
-                  + "| root's keys (/proc/key-users, whole machine) \(totalBefore) → \(totalAfter) | VmRSS \(rssBefore) → \(rssAfter) KiB |")
+            print("| 1,000 cycles | \(String(format: "%.1f", seconds)) s "
+                  + "| this test's keys in /proc/keys \(keysBefore) → \(keysAfter) "
+                  + "| root's keys (/proc/key-users, whole machine) \(totalBefore) → \(totalAfter) "
+                  + "| VmRSS \(rssBefore) → \(rssAfter) KiB |")
             #expect(keysAfter <= keysBefore)
             #expect(try poller.count("arca:wu") == 1)
             #expect(try poller.count("arca:afu") == 1)

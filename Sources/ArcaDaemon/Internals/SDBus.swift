@@ -59,7 +59,8 @@ final class SDBusConnection {
         let userdata = Unmanaged.passUnretained(inbox).toOpaque()
         let r = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
             guard let message, let userdata else { return 0 }
-            Unmanaged<Inbox>.fromOpaque(userdata).takeUnretainedValue().messages.append(SDBusMessage(retaining: message))
+            let inbox = Unmanaged<Inbox>.fromOpaque(userdata).takeUnretainedValue()
+            inbox.messages.append(SDBusMessage(retaining: message))
             return 0
         }, userdata)
         guard r >= 0 else { throw SDBusError(call: "sd_bus_add_match \(rule)", errno: -r, name: nil) }
