@@ -123,5 +123,6 @@ if !options.foreground { DaemonProcess.daemonize() }
 if config.idleTimeout > 0 {
     DaemonProcess.every(seconds: max(1, min(60, config.idleTimeout / 4))) { daemon.expireIdleUsers() }
 }
+LogindWatcher.start(daemon: daemon, config: config)
 Log.notice("\(Daemon.versionLine) started (state \(config.stateDirectory))")
 server.run()
