@@ -13,6 +13,8 @@ public protocol KernelPublishing: Sendable {
     /// reinstall the ring instead (no ring known, or it changed under us), or if the
     /// item cannot live in the kernel (`loadable` tells which).
     func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome
+    /// Clears everything of a deleted account: both rings, service grants, `@u`.
+    func purge(uid: UInt32)
 }
 
 /// The result of putting one item into a ring.
@@ -65,6 +67,17 @@ public final class KernelKeyring: KernelPublishing, Sendable {
             _ = try layout.remove(user: uid, class: Self.ring(kernelClass))
         } catch {
             Log.error("uid \(uid): cannot remove the \(kernelClass.rawValue) ring: \(error)")
+        }
+    }
+
+    public func purge(uid: UInt32) {
+        rings.withLock { rings in
+            for c in KernelClass.allCases { rings[Self.slot(uid, c)] = nil }
+        }
+        do {
+            try layout.purge(user: uid)
+        } catch {
+            Log.error("uid \(uid): cannot clear the keyrings of a deleted account: \(error)")
         }
     }
 

@@ -124,5 +124,7 @@ if config.idleTimeout > 0 {
     DaemonProcess.every(seconds: max(1, min(60, config.idleTimeout / 4))) { daemon.expireIdleUsers() }
 }
 LogindWatcher.start(daemon: daemon, config: config)
+// A deleted account's @u outlives it; a recycled uid must not inherit it.
+DaemonProcess.every(seconds: 60) { daemon.purgeDeletedUsers() }
 Log.notice("\(Daemon.versionLine) started (state \(config.stateDirectory))")
 server.run()
