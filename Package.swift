@@ -45,6 +45,8 @@ let package = Package(
         .systemLibrary(name: "CPAM", pkgConfig: "pam", providers: [.apt(["libpam0g-dev"])]),
         .systemLibrary(
             name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
@@ -53,7 +55,7 @@ let package = Package(
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
-            dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault"]),
+            dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "CSystemd"]),
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),

@@ -22,6 +22,8 @@ public struct DaemonConfig: Equatable, Sendable {
     public var idleTimeout = 0
     /// How screen locks of several sessions combine.
     public var lockOn = LockPolicy.any
+    /// Whether logind's `PrepareForSleep` removes every user's whenUnlocked items.
+    public var lockOnSuspend = true
     /// Connections one uid may hold open at once.
     public var maxConnectionsPerUID = 64
     /// A client that sends nothing for this long is disconnected.
@@ -74,6 +76,13 @@ public struct DaemonConfig: Equatable, Sendable {
                 throw ConfigError(location: location, message: "lock_on must be 'any' or 'all', got '\(value)'")
             }
             lockOn = policy
+        case "lock_on_suspend":
+            switch value {
+            case "yes": lockOnSuspend = true
+            case "no": lockOnSuspend = false
+            default:
+                throw ConfigError(location: location, message: "lock_on_suspend must be 'yes' or 'no', got '\(value)'")
+            }
         case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
         case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")

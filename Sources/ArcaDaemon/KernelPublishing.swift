@@ -13,6 +13,8 @@ public protocol KernelPublishing: Sendable {
     /// reinstall the ring instead (no ring known, or it changed under us), or if the
     /// item cannot live in the kernel (`loadable` tells which).
     func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome
+    /// Clears everything of a deleted account: both rings, service grants, `@u`.
+    func purge(uid: UInt32)
     /// Replaces the system items granted to `uid` (its persistent keyring's `arca:svc`
     /// ring) by `items`; returns how many could not be loaded.
     func grantService(uid: UInt32, items: [KeyringItem]) -> Int
@@ -110,6 +112,17 @@ public final class KernelKeyring: KernelPublishing, Sendable {
             try layout.refresh(uid: uid)
         } catch {
             Log.error("uid \(uid): cannot refresh the persistent keyring: \(error)")
+        }
+    }
+
+    public func purge(uid: UInt32) {
+        rings.withLock { rings in
+            for c in KernelClass.allCases { rings[Self.slot(uid, c)] = nil }
+        }
+        do {
+            try layout.purge(user: uid)
+        } catch {
+            Log.error("uid \(uid): cannot clear the keyrings of a deleted account: \(error)")
         }
     }
 

@@ -131,5 +131,8 @@ credentials.start()
 // Persistent keyrings expire when untouched (persistent_keyring_expiry, 3 days by
 // default): refresh the granted uids' well inside that.
 DaemonProcess.every(seconds: Daemon.systemRefreshInterval()) { daemon.refreshSystemGrants() }
+LogindWatcher.start(daemon: daemon, config: config)
+// A deleted account's @u outlives it; a recycled uid must not inherit it.
+DaemonProcess.every(seconds: 60) { daemon.purgeDeletedUsers() }
 Log.notice("\(Daemon.versionLine) started (state \(config.stateDirectory))")
 server.run()

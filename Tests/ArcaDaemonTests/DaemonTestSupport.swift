@@ -34,6 +34,16 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
         }
     }
 
+    /// Accounts purged, in order.
+    private(set) var purged: [UInt32] = []
+
+    func purge(uid: UInt32) {
+        rings.withLock { rings in
+            for c in KernelClass.allCases { rings["\(uid)/\(c.rawValue)"] = nil }
+        }
+        purged.append(uid)
+    }
+
     func remove(uid: UInt32, class kernelClass: KernelClass) {
         rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] = nil }
     }

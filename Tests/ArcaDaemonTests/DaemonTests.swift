@@ -316,3 +316,38 @@ struct DaemonTimerTests {
         #expect(Date().timeIntervalSince(start) < 0.9)
     }
 }
+
+@Suite("arcad and deleted accounts (root)", .serialized)
+struct DeletedAccountTests {
+    @Test("an account that is gone loses its rings, sessions and parked keys; its vault is kept")
+    func deletedAccount() throws {
+        let t = try TestDaemon()
+        defer { t.cleanUp() }
+        let (alice, bob): (UInt32, UInt32) = (60_021, 60_022)
+        let key = try derivedKey("pw")
+        for uid in [alice, bob] {
+            #expect(t.send(.enroll(uid: uid, key: key, parameters: testParameters), as: 0) == .ok)
+            _ = t.send(addRequest(uid, "mail", "u\(uid)", "s\(uid)", accessible: .afterFirstUnlock), as: uid)
+        }
+        #expect(t.send(.openSession(SessionOpening(uid: alice, token: [1], service: "login")), as: 0) == .ok)
+        // Unknown (NSS down) changes nothing; only a definite "no such account" does.
+        t.daemon.purgeDeletedUsers { _ in nil }
+        #expect(t.kernel.purged == [])
+        t.daemon.purgeDeletedUsers { $0 == alice ? false : true }
+        #expect(t.kernel.purged == [alice])
+        #expect(t.kernel.ring(alice, .afterFirstUnlock) == nil)
+        #expect(t.kernel.ring(alice, .whenUnlocked) == nil)
+        #expect(t.kernel.ring(bob, .afterFirstUnlock) == ["arca:genp:mail:u60022": "s60022"])
+        guard case .status(let s) = t.send(.status(uid: alice), as: 0) else { return }
+        #expect(s.hasVault == true)
+        #expect(s.unlocked == [])
+        #expect(s.sessionCount == 0)
+        // A restarted daemon finds nothing parked for the deleted account.
+        let second = try t.restarted()
+        second.daemon.restoreParkedKeys()
+        #expect(secretText(second.send(getRequest(alice, "mail", "u60021"), as: 0)) == "error -25308")
+        #expect(secretText(second.send(getRequest(bob, "mail", "u60022"), as: 0)) == "s60022")
+        #expect(Daemon.accountExists(0) == true)
+        #expect(Daemon.accountExists(4_000_000_000) == false)
+    }
+}

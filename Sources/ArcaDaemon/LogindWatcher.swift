@@ -1,0 +1,244 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Follows logind (`org.freedesktop.login1` on the system bus) and locks a
+/// user's whenUnlocked items when the `lock_on` policy says their screens are
+/// locked, and every user's on suspend (`lock_on_suspend`).
+///
+/// It watches `ListSessions`, `SessionNew`, `SessionRemoved` and
+/// `PrepareForSleep` of the Manager, and `PropertiesChanged` of each concrete
+/// session object for `LockedHint` (logind's `Lock`/`Unlock` signals are requests
+/// to the desktop, not confirmations). It never unlocks: whenUnlocked comes back
+/// when the locker's PAM authentication sends an unlock through pam_arca.
+///
+/// Without a system bus it retries every `retrySeconds`; without logind on the
+/// bus it waits for `NameOwnerChanged`. Each is logged once per outage.
+public final class LogindWatcher: @unchecked Sendable {
+    /// What to do when a user must lock: uid, and the reason for the log.
+    public typealias LockAction = @Sendable (_ uid: UInt32, _ reason: String) -> Void
+
+    private let lockOnSuspend: Bool
+    private let retrySeconds: UInt32
+    private let lock: LockAction
+    /// Touched only by the watcher thread.
+    private var view: LogindView
+    /// logind's unique bus name: signals from anyone else are ignored (on the
+    /// system bus any client may broadcast a signal with logind's paths).
+    private var owner: String?
+
+    static let service = "org.freedesktop.login1"
+    static let managerPath = "/org/freedesktop/login1"
+    static let manager = "org.freedesktop.login1.Manager"
+    static let session = "org.freedesktop.login1.Session"
+    static let properties = "org.freedesktop.DBus.Properties"
+
+    /// A watcher applying `policy`, locking through `lock`.
+    public init(policy: LockPolicy, lockOnSuspend: Bool, retrySeconds: UInt32 = 5, lock: @escaping LockAction) {
+        view = LogindView(policy: policy)
+        self.lockOnSuspend = lockOnSuspend
+        self.retrySeconds = max(1, retrySeconds)
+        self.lock = lock
+    }
+
+    /// Starts a watcher for `daemon` on its own thread.
+    public static func start(daemon: Daemon, config: DaemonConfig) {
+        let watcher = LogindWatcher(policy: config.lockOn, lockOnSuspend: config.lockOnSuspend) { uid, reason in
+            daemon.lockWhenUnlocked(uid: uid, reason: reason)
+        }
+        do {
+            try Threads.detach { watcher.run() }
+        } catch {
+            Log.error("cannot start the logind watcher thread: \(error)")
+        }
+    }
+
+    /// Connects, watches, and reconnects, forever.
+    func run() {
+        var saidNoBus = false
+        while true {
+            let bus: SDBusConnection
+            do {
+                bus = try SDBusConnection.openSystem()
+                try subscribe(bus)
+            } catch {
+                if !saidNoBus {
+                    Log.notice("no system bus (\(error)): screen locks are not followed; retrying every "
+                               + "\(retrySeconds) s")
+                    saidNoBus = true
+                }
+                sleep(retrySeconds)
+                continue
+            }
+            saidNoBus = false
+            do {
+                try watch(bus)
+            } catch {
+                Log.notice("system bus connection lost (\(error)): screen locks are not followed; retrying every "
+                           + "\(retrySeconds) s")
+                saidNoBus = true
+            }
+            view.clear()
+            owner = nil
+            sleep(retrySeconds)
+        }
+    }
+
+    private func subscribe(_ bus: SDBusConnection) throws(SDBusError) {
+        try bus.addMatch(
+            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                + "member='NameOwnerChanged',arg0='\(Self.service)'")
+        try bus.addMatch("type='signal',interface='\(Self.manager)',path='\(Self.managerPath)'")
+        try bus.addMatch(
+            "type='signal',interface='\(Self.properties)',member='PropertiesChanged',"
+                + "path_namespace='/org/freedesktop/login1/session',arg0='\(Self.session)'")
+    }
+
+    private func watch(_ bus: SDBusConnection) throws(SDBusError) {
+        resync(bus)
+        while true {
+            while try bus.process() {}
+            let signals = bus.takeSignals()
+            for signal in signals { handle(signal, bus: bus) }
+            // A handler's method call may have queued more signals: process before waiting.
+            if !signals.isEmpty { continue }
+            try bus.wait(microseconds: UInt64.max)
+        }
+    }
+
+    /// Reads every session afresh; locks whom the policy says.
+    private func resync(_ bus: SDBusConnection) {
+        do {
+            let reply = try bus.call(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+                strings: [Self.service])
+            owner = try reply.readString()
+            var list: [String: LogindView.Session] = [:]
+            let sessions = try bus.call(Self.service, Self.managerPath, Self.manager, "ListSessions")
+            guard try sessions.enter("a", "(susso)") else {
+                throw SDBusError(call: "ListSessions", errno: EBADMSG, name: nil)
+            }
+            while try sessions.enter("r", "susso") {
+                _ = try sessions.readString()
+                let uid = try sessions.readUInt32()
+                _ = try sessions.readString()
+                _ = try sessions.readString()
+                let path = try sessions.readString("o")
+                try sessions.exit()
+                // A session that ended between the list and this read is simply left out.
+                if let locked = try? bus.boolProperty(Self.service, path, Self.session, "LockedHint") {
+                    list[path] = LogindView.Session(uid: uid, locked: locked)
+                }
+            }
+            try sessions.exit()
+            Log.info("logind: following \(list.count) session(s)")
+            lockAll(view.replaceAll(list), reason: "screen locked (logind)")
+        } catch {
+            owner = nil
+            view.clear()
+            if (error as? SDBusError)?.isNoOwner == true {
+                Log.notice("logind is not on the system bus: screen locks are not followed until it appears")
+            } else {
+                Log.warning("logind: cannot list sessions (\(error)); waiting for it to restart")
+            }
+        }
+    }
+
+    private func handle(_ signal: SDBusMessage, bus: SDBusConnection) {
+        do {
+            switch (signal.interface, signal.member) {
+            case ("org.freedesktop.DBus", "NameOwnerChanged"):
+                guard signal.sender == "org.freedesktop.DBus" else { return }
+                _ = try signal.readString()
+                _ = try signal.readString()
+                let newOwner = try signal.readString()
+                if newOwner.isEmpty {
+                    Log.notice("logind left the system bus: screen locks are not followed until it returns")
+                    owner = nil
+                    view.clear()
+                } else {
+                    Log.notice("logind appeared on the system bus")
+                    resync(bus)
+                }
+            case (Self.manager, let member?) where signal.sender == owner && owner != nil:
+                try managerSignal(member, signal, bus: bus)
+            case (Self.properties, "PropertiesChanged") where signal.sender == owner && owner != nil:
+                guard let path = signal.path, let locked = try lockedHint(in: signal, path: path, bus: bus) else {
+                    return
+                }
+                if let newlyLocked = view.lockedHintChanged(path, locked: locked) {
+                    lockAll(newlyLocked, reason: "screen locked (logind)")
+                } else {
+                    readSession(path, bus: bus)
+                }
+            default:
+                return
+            }
+        } catch {
+            Log.warning("logind: malformed \(signal.member ?? "signal") ignored (\(error))")
+        }
+    }
+
+    private func managerSignal(_ member: String, _ signal: SDBusMessage, bus: SDBusConnection) throws(SDBusError) {
+        switch member {
+        case "SessionNew":
+            _ = try signal.readString()
+            readSession(try signal.readString("o"), bus: bus)
+        case "SessionRemoved":
+            _ = try signal.readString()
+            lockAll(view.remove(try signal.readString("o")), reason: "the only unlocked session ended (lock_on = all)")
+        case "PrepareForSleep":
+            guard try signal.readBool(), lockOnSuspend else { return }
+            lockAll(view.users.sorted(), reason: "suspend")
+        default:
+            return
+        }
+    }
+
+    /// Reads a session's owner and `LockedHint` and puts it into the view.
+    private func readSession(_ path: String, bus: SDBusConnection) {
+        do {
+            let reply = try bus.call(Self.service, path, Self.properties, "Get", strings: [Self.session, "User"])
+            guard try reply.enter("v", "(uo)"), try reply.enter("r", "uo") else {
+                throw SDBusError(call: "User of \(path)", errno: EBADMSG, name: nil)
+            }
+            let uid = try reply.readUInt32()
+            let locked = try bus.boolProperty(Self.service, path, Self.session, "LockedHint")
+            lockAll(view.update(path, LogindView.Session(uid: uid, locked: locked)), reason: "screen locked (logind)")
+        } catch {
+            // Gone already (a session that ends right after it starts): nothing to follow.
+            Log.debug("logind: cannot read \(path): \(error)")
+        }
+    }
+
+    /// `LockedHint` from a PropertiesChanged signal: its new value, or read
+    /// afresh when only invalidated; nil when the signal does not mention it.
+    private func lockedHint(in signal: SDBusMessage, path: String, bus: SDBusConnection) throws(SDBusError) -> Bool? {
+        _ = try signal.readString()
+        var value: Bool?
+        guard try signal.enter("a", "{sv}") else { return nil }
+        while try signal.enter("e", "sv") {
+            if try signal.readString() == "LockedHint", try signal.enter("v", "b") {
+                value = try signal.readBool()
+                try signal.exit()
+            } else {
+                try signal.skip("v")
+            }
+            try signal.exit()
+        }
+        try signal.exit()
+        if let value { return value }
+        guard try signal.enter("a", "s") else { return nil }
+        var invalidated = false
+        while let name = try? signal.readString() { if name == "LockedHint" { invalidated = true } }
+        guard invalidated else { return nil }
+        return try bus.boolProperty(Self.service, path, Self.session, "LockedHint")
+    }
+
+    private func lockAll(_ uids: [UInt32], reason: String) {
+        for uid in uids {
+            Log.debug("logind: uid \(uid): \(reason)")
+            lock(uid, reason)
+        }
+    }
+}
