@@ -155,16 +155,10 @@ extension Daemon {
         var perUID: [UInt32: [KeyringItem]] = [:]
         for item in Self.everyItem(state.vault, data: true) {
             guard let attributes = item.attributes, let secret = item.data else { continue }
-            var uids = Set<UInt32>()
-            for p in GrantCodec.decode(attributes.generic) {
-                switch p {
-                case .user(let uid): uids.insert(uid)
-                case .group(let gid): uids.formUnion(Membership.members(ofGroup: gid))
-                case .unit: continue
-                }
-            }
             let keyringItem = KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: .genericPassword), secret: secret)
-            for uid in uids { perUID[uid, default: []].append(keyringItem) }
+            for uid in Self.grantedUIDs(GrantCodec.decode(attributes.generic)) {
+                perUID[uid, default: []].append(keyringItem)
+            }
         }
         for (uid, items) in perUID {
             let notLoaded = kernel.grantService(uid: uid, items: items)
@@ -174,7 +168,31 @@ extension Daemon {
             kernel.revokeService(uid: uid)
             Log.info("uid \(uid): no system item granted any more; arca:svc revoked")
         }
-        state.delivered = Set(perUID.keys)
+        state.deliveredKeys = perUID.mapValues { Set($0.map(\.key.keyDescription)) }
+    }
+
+    /// The uids a grant list reaches: users, and the members of groups.
+    static func grantedUIDs(_ principals: [Principal]) -> Set<UInt32> {
+        var uids = Set<UInt32>()
+        for p in principals {
+            switch p {
+            case .user(let uid): uids.insert(uid)
+            case .group(let gid): uids.formUnion(Membership.members(ofGroup: gid))
+            case .unit: continue
+            }
+        }
+        return uids
+    }
+
+    /// Who should hold which key now (no secrets read), to compare with what was delivered.
+    static func wantedKeys(_ vault: Vault) -> [UInt32: Set<String>] {
+        var wanted: [UInt32: Set<String>] = [:]
+        for item in everyItem(vault, data: false) {
+            guard let attributes = item.attributes else { continue }
+            let description = ItemMapping.keyringKey(attributes, itemClass: .genericPassword).keyDescription
+            for uid in grantedUIDs(GrantCodec.decode(attributes.generic)) { wanted[uid, default: []].insert(description) }
+        }
+        return wanted
     }
 
     /// Delivers everything in system.db (at start: an arcad restart re-grants).
@@ -183,9 +201,15 @@ extension Daemon {
     }
 
     /// Restarts the expiry timer of every persistent keyring we deliver to; arcad
-    /// calls it every `KeyringLayout.refreshInterval()` seconds.
+    /// calls it every `KeyringLayout.refreshInterval()` seconds. If a granted group
+    /// gained or lost a member since the last delivery, delivers anew instead.
     public func refreshSystemGrants() {
         try? system.withLock { state throws(HandlerError) in
+            if Self.wantedKeys(state.vault) != state.deliveredKeys {
+                Log.info("group membership changed: delivering the system grants anew")
+                deliverGrants(state)
+                return
+            }
             for uid in state.delivered { kernel.refreshService(uid: uid) }
         }
     }

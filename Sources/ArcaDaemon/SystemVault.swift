@@ -6,7 +6,10 @@ import Synchronization
 final class SystemState {
     let vault: Vault
     /// The uids whose persistent keyring holds an `arca:svc` ring from us.
-    var delivered: Set<UInt32> = []
+    var delivered: Set<UInt32> { Set(deliveredKeys.keys) }
+    /// What each of them was given (key descriptions), to notice a group gaining
+    /// or losing a member between two changes of the vault.
+    var deliveredKeys: [UInt32: Set<String>] = [:]
 
     init(vault: Vault) { self.vault = vault }
 }

@@ -1,4 +1,5 @@
 import ArcaProtocol
+import ArcaTestSupport
 import Foundation
 import Testing
 
@@ -91,6 +92,28 @@ struct SystemVaultTests {
         var request = Self.getSystem
         #expect(secretText(t.daemon.handle(&request, from: PeerCredentials(pid: 1, uid: 1, gid: 1))) == "g")
         #expect(statusCode(t.send(Self.getSystem, as: 60_001)) == -25300)
+    }
+
+    @Test("the refresh timer notices a group gaining and losing a member")
+    func groupMembershipChanges() throws {
+        try withThrowawayUsers(1, prefix: "arcam") { users in
+            let user = users[0]
+            let group = "arcam" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+            try #require(run(["groupadd", group]).status == 0)
+            defer { _ = try? run(["groupdel", group]) }
+            let gid = try #require(UInt32(try run(["getent", "group", group]).stdout.split(separator: ":")[2]))
+            let t = try TestDaemon()
+            defer { t.cleanUp() }
+            #expect(t.send(Self.addSystem(Self.pg, "m"), as: 0) == .items([]))
+            #expect(t.send(.grant(query: Self.pgQuery, principals: [.group(gid)]), as: 0) == .ok)
+            #expect(t.kernel.service(user.uid) == nil)
+            try #require(run(["usermod", "-aG", group, user.name]).status == 0)
+            t.daemon.refreshSystemGrants()
+            #expect(t.kernel.service(user.uid) == [Self.pgDescription: "m"])
+            try #require(run(["gpasswd", "-d", user.name, group]).status == 0)
+            t.daemon.refreshSystemGrants()
+            #expect(t.kernel.service(user.uid) == nil)
+        }
     }
 
     @Test("a restart re-grants everything from system.db")
