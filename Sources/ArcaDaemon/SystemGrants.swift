@@ -94,14 +94,26 @@ enum Membership {
     /// primary group it is.
     static func members(ofGroup gid: UInt32) -> Set<UInt32> {
         var result = Set<UInt32>()
-        var group = Glibc.group()
-        var buffer = [CChar](repeating: 0, count: 1 << 16)
-        var found: UnsafeMutablePointer<Glibc.group>?
-        if getgrgid_r(gid, &group, &buffer, buffer.count, &found) == 0, found != nil, var member = group.gr_mem {
-            while let name = member.pointee {
-                if let uid = uid(named: String(cString: name)) { result.insert(uid) }
-                member += 1
+        // A large group needs a large buffer: grow on ERANGE, up to 16 MiB. The
+        // entry points into the buffer, so it is read inside the buffer's scope.
+        var size = 1 << 16
+        while size <= 1 << 24 {
+            var buffer = [CChar](repeating: 0, count: size)
+            let rc = buffer.withUnsafeMutableBufferPointer { raw -> Int32 in
+                var group = Glibc.group()
+                var found: UnsafeMutablePointer<Glibc.group>?
+                guard let base = raw.baseAddress else { return EINVAL }
+                let rc = getgrgid_r(gid, &group, base, raw.count, &found)
+                if rc == 0, found != nil, var member = group.gr_mem {
+                    while let name = member.pointee {
+                        if let uid = uid(named: String(cString: name)) { result.insert(uid) }
+                        member += 1
+                    }
+                }
+                return rc
             }
+            guard rc == ERANGE else { break }
+            size *= 2
         }
         // getpwent is not reentrant: one scanner at a time.
         passwdScan.withLock { _ in
@@ -115,21 +127,24 @@ enum Membership {
     }
 
     static func uid(named name: String) -> UInt32? {
-        var pw = passwd()
         var buffer = [CChar](repeating: 0, count: 1 << 14)
-        var found: UnsafeMutablePointer<passwd>?
-        guard getpwnam_r(name, &pw, &buffer, buffer.count, &found) == 0, found != nil else { return nil }
-        return pw.pw_uid
+        return buffer.withUnsafeMutableBufferPointer { raw -> UInt32? in
+            var pw = passwd()
+            var found: UnsafeMutablePointer<passwd>?
+            guard let base = raw.baseAddress, getpwnam_r(name, &pw, base, raw.count, &found) == 0, found != nil else { return nil }
+            return pw.pw_uid
+        }
     }
 
     private static func user(_ uid: UInt32) -> (String, gid_t)? {
-        var pw = passwd()
         var buffer = [CChar](repeating: 0, count: 1 << 14)
-        var found: UnsafeMutablePointer<passwd>?
-        guard getpwuid_r(uid, &pw, &buffer, buffer.count, &found) == 0, found != nil, let name = pw.pw_name else {
-            return nil
+        return buffer.withUnsafeMutableBufferPointer { raw -> (String, gid_t)? in
+            var pw = passwd()
+            var found: UnsafeMutablePointer<passwd>?
+            guard let base = raw.baseAddress, getpwuid_r(uid, &pw, base, raw.count, &found) == 0, found != nil, let name = pw.pw_name
+            else { return nil }
+            return (String(cString: name), pw.pw_gid)
         }
-        return (String(cString: name), pw.pw_gid)
     }
 
     private static let passwdScan = Mutex(())
