@@ -68,9 +68,13 @@ extension Context {
         defer { SecureWipe.zero(&key) }
         var request = Request.enroll(uid: uid, key: key, parameters: parameters)
         defer { request.wipeSecrets() }
-        var reply = try send(request, what: "init")
+        _ = try send(request, what: "init")
+        guard showRecoveryKey else { return }
+        // arcad enrolls without a recovery key (the PAM module could not show one);
+        // the CLI can, so it makes one now, proving the password with the same key.
+        var reply = try send(.rotateRecoveryKey(uid: uid, key: key), what: "init")
         defer { reply.wipeSecrets() }
-        if showRecoveryKey { printRecoveryKey(reply, output: &output) }
+        printRecoveryKey(reply, output: &output)
     }
 
     mutating func lock(all: Bool) throws(CLIError) {

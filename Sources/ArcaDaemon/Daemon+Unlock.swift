@@ -42,7 +42,7 @@ extension Daemon {
             let vault = try requireVault(of: state)
             return try unlockLocked(state, vault: vault, key: key, fromLoginStack: peer.isRoot)
         }
-        return try finish(outcome, uid: uid)
+        return try finish(outcome, uid: uid, delay: !peer.isRoot)
     }
 
     func unlockWithPassword(uid: UInt32, password: SecretBytes, peer: PeerCredentials) throws(HandlerError) -> Reply {
@@ -52,6 +52,11 @@ extension Daemon {
         let parameters = try context.withLock { state throws(HandlerError) -> KDFParameters in
             try requireVault(of: state).kdfParameters
         }
+        guard derivations.wrappingAdd(1, ordering: .acquiring).newValue <= Self.maximumDerivations else {
+            derivations.wrappingSubtract(1, ordering: .releasing)
+            throw HandlerError(.notAvailable, "arcad is busy deriving keys; try again")
+        }
+        defer { derivations.wrappingSubtract(1, ordering: .releasing) }
         let key: SecretBytes
         do {
             key = try Argon2id.deriveKey(password: password, parameters: parameters)
@@ -61,7 +66,7 @@ extension Daemon {
         let outcome = try context.withLock { state throws(HandlerError) -> UnlockOutcome in
             try unlockLocked(state, vault: try requireVault(of: state), key: key, fromLoginStack: false)
         }
-        return try finish(outcome, uid: uid)
+        return try finish(outcome, uid: uid, delay: !peer.isRoot)
     }
 
     func enroll(uid: UInt32, key: SecretBytes, parameters: KDFParameters, peer: PeerCredentials)
@@ -84,8 +89,10 @@ extension Daemon {
         }
     }
 
+    /// Sessions are opened and closed by the login stack, which runs as root: a
+    /// user's own process could otherwise hold whenUnlocked open with fake sessions.
     func openSession(_ opening: SessionOpening, peer: PeerCredentials) throws(HandlerError) -> Reply {
-        try authorize(peer, for: opening.uid)
+        guard peer.isRoot else { throw HandlerError.notAllowed }
         guard !opening.token.isEmpty else { throw .param("an empty session token") }
         return try context(opening.uid).withLock { state throws(HandlerError) -> Reply in
             let id = SessionID(opening.token)
@@ -119,7 +126,7 @@ extension Daemon {
     }
 
     func closeSession(uid: UInt32, token: [UInt8], peer: PeerCredentials) throws(HandlerError) -> Reply {
-        try authorize(peer, for: uid)
+        guard peer.isRoot else { throw HandlerError.notAllowed }
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let id = SessionID(token)
             state.sessions[id] = nil
@@ -209,19 +216,25 @@ extension Daemon {
         return .unlocked
     }
 
-    /// Replies to an unlock; a failure is delayed (growing per uid) and logged,
-    /// outside the user's lock so that other requests of the user proceed.
-    func finish(_ outcome: UnlockOutcome, uid: UInt32) throws(HandlerError) -> Reply {
+    /// Replies to an unlock; a failure is logged and, for a user's own process,
+    /// delayed (growing per uid, at most 2 s), outside the user's lock so that other
+    /// requests of the user proceed. The login stack (root) is not delayed: PAM
+    /// already judged the password, and a login must never wait on Arca.
+    func finish(_ outcome: UnlockOutcome, uid: UInt32, delay: Bool) throws(HandlerError) -> Reply {
         switch outcome {
         case .unlocked:
             Log.info("uid \(uid): unlocked")
             return .ok
         case .failed(let count):
             Log.warning("uid \(uid): failed unlock (\(count) in a row)")
-            let seconds = min(8.0, 0.25 * Double(1 << min(count - 1, 6)))
-            usleep(UInt32(seconds * 1_000_000))
+            if delay { usleep(UInt32(Self.failureDelay(consecutive: count) * 1_000_000)) }
             throw HandlerError(.authFailed, "wrong password or key")
         }
+    }
+
+    /// 0.25 s, doubling per consecutive failure, at most 2 s.
+    static func failureDelay(consecutive count: Int) -> Double {
+        min(2.0, 0.25 * Double(1 << min(max(count - 1, 0), 6)))
     }
 
     /// Carries out lock-state effects on the kernel and the held keys, then parks

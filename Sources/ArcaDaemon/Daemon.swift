@@ -30,6 +30,12 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     /// The system vault, unlocked with the host key at start.
     let system: SystemContext
 
+    /// The most Argon2id passes a vault may ask for.
+    static let maximumOpsLimit: UInt64 = 32
+    /// Argon2id derivations arcad runs at once (each takes up to 1 GiB).
+    let derivations = Atomic<Int>(0)
+    static let maximumDerivations = 2
+
     /// A daemon over `config.stateDirectory`, publishing to `kernel`.
     public init(config: DaemonConfig, kernel: any KernelPublishing = KernelKeyring()) throws {
         self.config = config
@@ -195,6 +201,12 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
         do { try parameters.validate() } catch { throw .param("\(error)") }
         guard memory >= KDFParameters.memoryFloor else {
             throw .param("Argon2id memory must be at least \(KDFParameters.memoryFloor >> 20) MiB")
+        }
+        // arcad runs Argon2id for `unlockWithPassword`, and so does every login: a
+        // vault's cost must stay what calibration could have chosen here.
+        guard memory <= Argon2id.memoryCeiling(), p.opsLimit <= Self.maximumOpsLimit else {
+            throw .param("Argon2id cost above what this machine allows (at most \(Argon2id.memoryCeiling() >> 20) MiB, "
+                         + "\(Self.maximumOpsLimit) passes)")
         }
         return parameters
     }

@@ -19,14 +19,34 @@ public enum DaemonProcess {
         }
     }
 
-    /// Detaches from the terminal: fork (the parent exits 0), new session, `/` as
-    /// working directory, standard streams on /dev/null. Call before any thread starts.
-    public static func daemonize() {
+    /// Detaches from the terminal before anything secret is allocated (mlock does
+    /// not survive fork): fork, and the parent waits until the child calls `ready`
+    /// and exits 0, or exits 1 if the child dies first, so that a failure to start
+    /// still reaches whoever started arcad. The child gets a new session and `/`
+    /// as working directory. Returns the descriptor to hand to `ready`.
+    public static func detach() -> Int32 {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { Log.error("pipe: \(String(cString: strerror(errno)))"); exit(1) }
         let pid = fork()
         if pid < 0 { Log.error("fork: \(String(cString: strerror(errno)))"); exit(1) }
-        if pid > 0 { _exit(0) }
+        if pid > 0 {
+            close(fds[1])
+            var byte: UInt8 = 1
+            let n = read(fds[0], &byte, 1)
+            _exit(n == 1 && byte == 0 ? 0 : 1)
+        }
+        close(fds[0])
         setsid()
         _ = chdir("/")
+        return fds[1]
+    }
+
+    /// Tells the waiting parent that arcad started, and moves the standard streams
+    /// to /dev/null.
+    public static func ready(_ fd: Int32) {
+        var byte: UInt8 = 0
+        _ = write(fd, &byte, 1)
+        close(fd)
         let null = open("/dev/null", O_RDWR)
         if null >= 0 {
             dup2(null, 0)

@@ -146,8 +146,10 @@ package struct SecItemQuery: Equatable {
             guard let b = Value.bool(value) else { throw Invalid(message: "\(key) must be a boolean") }
             return .bool(b)
         case .date:
-            guard let d = Value.date(value) else { throw Invalid(message: "\(key) must be a Date") }
-            return .date(microsecondsSinceEpoch: Int64((d * 1e6).rounded()))
+            guard let d = Value.date(value), let micros = Int64(exactly: (d * 1e6).rounded()) else {
+                throw Invalid(message: "\(key) must be a Date within ±292,000 years of 1970")
+            }
+            return .date(microsecondsSinceEpoch: micros)
         case .accessibility:
             guard let s = Value.string(value), let a = accessibilityValues[s] else {
                 throw Invalid(message: "\(key) must be one of the kSecAttrAccessible… values")

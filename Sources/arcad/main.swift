@@ -108,6 +108,8 @@ umask(0o077)
 // same; this covers arcad started by hand or by a test).
 DaemonProcess.isolateKeyrings()
 
+// Detach before anything secret is allocated: locked memory does not survive fork.
+let readiness: Int32? = options.foreground ? nil : DaemonProcess.detach()
 let daemon: Daemon
 let server: Server
 let credentials: CredentialServer
@@ -121,9 +123,7 @@ do {
 } catch {
     fail("cannot start: \(error)")
 }
-// Detach only once the socket is bound, so that a failure to start is reported
-// to the caller; no thread has started yet, so fork is safe.
-if !options.foreground { DaemonProcess.daemonize() }
+if let readiness { DaemonProcess.ready(readiness) }
 if config.idleTimeout > 0 {
     DaemonProcess.every(seconds: max(1, min(60, config.idleTimeout / 4))) { daemon.expireIdleUsers() }
 }

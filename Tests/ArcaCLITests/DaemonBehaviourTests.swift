@@ -11,6 +11,23 @@ extension DaemonTests {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
     }
 
+    @Test("arca init shows a recovery key once, and that key recovers the vault")
+    func initShowsAWorkingRecoveryKey() throws {
+        let arcad = try TestArcad()
+        defer { arcad.stop() }
+        let made = try arcad.arca(["init"], stdin: "pw\n")
+        #expect(made.status == 0)
+        let lines = made.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        #expect(lines.first == "recovery key (shown once; keep it somewhere safe):")
+        let key = try #require(lines.last)
+        #expect(key.count >= 52 && !key.contains("pw"))
+        #expect(try arcad.arca(["add", "-s", "mail", "-a", "alice"], stdin: "hunter2").status == 0)
+        #expect(try arcad.arca(["lock", "--all"]).status == 0)
+        #expect(try arcad.arca(["passwd", "--recover"], stdin: "\(key)\nnew-pw\n").status == 0)
+        #expect(try arcad.arca(["get", "-s", "mail", "-a", "alice"]).stdout == "hunter2")
+    }
+
     @Test func jsonOutputMatchesItsSchema() throws {
         let arcad = try TestArcad()
         defer { arcad.stop() }
@@ -55,9 +72,10 @@ extension DaemonTests {
         #expect(status["uid"] as? Int == Int(arcad.owner.uid) && status["hasVault"] as? Bool == true)
         #expect(status["unlocked"] as? [String] == ["when-unlocked", "after-first-unlock"])
         #expect(status["sessionCount"] as? Int == 0 && status["itemsNotInKernel"] as? Int == 0)
-        #expect(status["passwordOutOfSync"] as? Bool == false && status["hasRecoveryKey"] as? Bool == false)
+        // `arca init` made a recovery key (and showed it once).
+        #expect(status["passwordOutOfSync"] as? Bool == false && status["hasRecoveryKey"] as? Bool == true)
 
-        #expect(try object(try arcad.arca(["recovery", "--json"]).stdout) as? [String: Bool] == ["hasRecoveryKey": false])
+        #expect(try object(try arcad.arca(["recovery", "--json"]).stdout) as? [String: Bool] == ["hasRecoveryKey": true])
         let rotated = try object(try arcad.arca(["recovery", "--rotate", "--json"], stdin: "pw\n").stdout)
         #expect((rotated["recoveryKey"] as? String)?.isEmpty == false)
 
@@ -129,7 +147,7 @@ extension DaemonTests {
             [
                 Step(arguments: ["get", "-s", "mail", "-a", "alice"], status: 46, stderr: "arca: get: locked\n"),
                 Step(arguments: ["status", "--user", "0"], status: 47, stderr: "arca: status: not allowed\n"),
-                Step(arguments: ["init"], stdin: "upw\n"),
+                Step(arguments: ["init", "--no-recovery-key"], stdin: "upw\n"),
                 Step(arguments: ["get", "-s", "mail", "-a", "alice"], status: 44, stderr: "arca: get: no such item\n"),
                 Step(arguments: ["add", "-s", "mail", "-a", "alice"], stdin: "user-secret"),
                 Step(arguments: ["get", "-s", "mail", "-a", "alice"], stdout: "user-secret"),

@@ -84,7 +84,7 @@ extension DaemonTests {
                 Step(
                     arguments: ["passwd"], stdin: "a\nb\n", status: 46,
                     stderr: "arca: passwd: locked (no vault; create one with arca init)\n"),
-                Step(arguments: ["init"], stdin: "pw\n"),
+                Step(arguments: ["init", "--no-recovery-key"], stdin: "pw\n"),
                 Step(arguments: ["init"], stdin: "pw\n", status: 45, stderr: "arca: init: you already have a vault\n"),
                 Step(arguments: ["status"], stdout: Self.status(vault: true, wu: true, afu: true, recovery: false)),
                 Step(arguments: ["add"] + Self.item, stdin: "hunter2\n"),
@@ -169,7 +169,7 @@ extension DaemonTests {
         let vpn = ["-a", "bob", "-s", "vpn"]
         try check(
             [
-                Step(arguments: ["init"], stdin: "pw\n"),
+                Step(arguments: ["init", "--no-recovery-key"], stdin: "pw\n"),
                 Step(
                     arguments: ["add-generic-password"] + vpn + ["-w", "s3cret", "-l", "VPN", "-j", "note", "-D", "kind"],
                     stderr: warning),

@@ -1,3 +1,4 @@
+import ArcaCrypto
 import ArcaProtocol
 import Foundation
 import Testing
@@ -349,5 +350,36 @@ struct DeletedAccountTests {
         #expect(secretText(second.send(getRequest(bob, "mail", "u60022"), as: 0)) == "s60022")
         #expect(Daemon.accountExists(0) == true)
         #expect(Daemon.accountExists(4_000_000_000) == false)
+    }
+}
+
+@Suite("arcad limits")
+struct DaemonLimitTests {
+    @Test("failed-unlock delay: 0.25 s doubling, at most 2 s (under the PAM module's 3 s timeout)")
+    func delays() {
+        #expect([1, 2, 3, 4, 5, 40].map { Daemon.failureDelay(consecutive: $0) } == [0.25, 0.5, 1, 2, 2, 2])
+    }
+
+    @Test("Argon2id parameters above this machine's ceiling or 32 passes are refused (arcad runs them)")
+    func kdfCeiling() throws {
+        let t = try TestDaemon()
+        defer { t.cleanUp() }
+        let key = [UInt8](repeating: 1, count: 32)
+        var huge = testParameters
+        huge.memoryLimit = UInt64(Argon2id.memoryCeiling()) + (4 << 20)
+        var slow = testParameters
+        slow.opsLimit = 33
+        for parameters in [huge, slow] {
+            #expect(statusCode(t.send(.enroll(uid: 60_031, key: key, parameters: parameters), as: 0)) == -50)
+        }
+    }
+
+    @Test("sessions belong to the login stack: a user cannot open or close one, even their own")
+    func sessionsRootOnly() throws {
+        let t = try TestDaemon()
+        defer { t.cleanUp() }
+        #expect(statusCode(t.send(.openSession(SessionOpening(uid: 60_032, token: [1], service: "x")), as: 60_032))
+                == -34018)
+        #expect(statusCode(t.send(.closeSession(uid: 60_032, token: [1]), as: 60_032)) == -34018)
     }
 }

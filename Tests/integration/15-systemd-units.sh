@@ -33,5 +33,15 @@ check "socket activation: arcad said so" grep -q "using the socket passed by sys
 kill "$activator" 2>/dev/null || true
 pkill -f "state-dir $work/state" 2>/dev/null || true
 wait "$activator" 2>/dev/null || true
+
+# Without --foreground arcad detaches; the parent exits 0 once arcad serves, or 1
+# with the reason when it cannot start.
+rc=0; "$build/arcad" --config /dev/null --state-dir "$work/bg-state" --socket "$work/bg.sock" || rc=$?
+check "daemon mode: the parent exits 0 once arcad serves" test "$rc" = 0
+reply=$("$build/arcad-probe" "$work/bg.sock" status 2>&1 || true)
+check "daemon mode: the detached arcad answers ($reply)" test "$reply" = "ok vault=false unlocked=0 sessions=0 sync=true"
+pkill -9 -f "state-dir $work/bg-state" 2>/dev/null || true
+rc=0; err=$("$build/arcad" --config /dev/null --state-dir "$work/bg2" --socket /nonexistent/arca/s.sock 2>&1) || rc=$?
+check "daemon mode: a failure to start exits 1 with the reason ($err)" test "$rc" = 1 -a -n "$err"
 echo "systemd-units: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
