@@ -40,7 +40,7 @@ test: deps build unit integration fuzz
 unit:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip 'TimingTests'
-	$(SWIFT) test --skip-build --filter 'TimingTests'
+	$(SWIFT) test --skip-build --no-parallel --filter 'TimingTests'
 
 # Integration scripts run as root against the built binaries, in name order.
 integration:
