@@ -17,18 +17,10 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-check() { # name, expected, command...
-    local name=$1 expected=$2; shift 2
-    local out
-    out=$("$@" 2>&1) || true
-    if [ "$out" = "$expected" ]; then echo "ok   $name"; pass=$((pass + 1));
-    else echo "FAIL $name: expected $(printf %q "$expected"), got $(printf %q "$out")"; fail=$((fail + 1)); fi
-}
+source "$(dirname "$0")/lib-arcad.bash"
 
 useradd -M -N -s /usr/sbin/nologin "$user"
-"$build/arcad" --foreground --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
-arcad_pid=$!
-for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+start_arcad
 as_user() { # runs a shell snippet as the user, in a new session keyring linked to @u
     ARCA_SOCKET=$work/arcad.sock ARCA=$build/arca setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" \
         --clear-groups keyctl session - bash -c "keyctl link @u @s >/dev/null; $1" 2>&1 | grep -v '^Joined session keyring'

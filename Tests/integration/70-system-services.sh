@@ -20,18 +20,11 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-check() { # name, expected, command...
-    local name=$1 expected=$2; shift 2
-    local out
-    out=$("$@" 2>&1) || true
-    if [ "$out" = "$expected" ]; then echo "ok   $name"; pass=$((pass + 1));
-    else echo "FAIL $name: expected $(printf %q "$expected"), got $(printf %q "$out")"; fail=$((fail + 1)); fi
-}
+source "$(dirname "$0")/lib-arcad.bash"
 
 useradd -M -N -s /usr/sbin/nologin "$service"
 useradd -M -N -s /usr/sbin/nologin "$other"
-"$build/arcad" --foreground --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
-arcad_pid=$!
+start_arcad
 for _ in $(seq 250); do [ -S "$work/credentials.sock" ] && break; sleep 0.02; done
 export ARCA_SOCKET=$work/arcad.sock
 as() { # user, shell snippet: run in a fresh session keyring, as systemd's KeyringMode=private gives

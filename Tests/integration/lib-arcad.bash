@@ -1,0 +1,19 @@
+# Shared by the integration scripts that run the release arcad (sourced, not run:
+# make integration runs *.sh only). Needs $build and $work set by the caller.
+
+# check NAME EXPECTED COMMAND...: runs COMMAND, compares its output (stdout and
+# stderr) with EXPECTED, counts and prints the result.
+check() {
+    local name=$1 expected=$2; shift 2
+    local out
+    out=$("$@" 2>&1) || true
+    if [ "$out" = "$expected" ]; then echo "ok   $name"; pass=$((pass + 1));
+    else echo "FAIL $name: expected $(printf %q "$expected"), got $(printf %q "$out")"; fail=$((fail + 1)); fi
+}
+
+# start_arcad: arcad in the foreground on $work/arcad.sock, its pid in $arcad_pid.
+start_arcad() {
+    "$build/arcad" --foreground --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
+    arcad_pid=$!
+    for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+}
