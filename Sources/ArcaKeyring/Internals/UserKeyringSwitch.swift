@@ -23,8 +23,11 @@ enum UserKeyringSwitch {
     }
 
     /// How long to wait for the child before killing it: it does three system
-    /// calls, so only a stopped or starved child takes this long.
-    static let timeoutMilliseconds: Int32 = 5_000
+    /// calls (~0.2 ms), so only a stopped or starved child takes this long. The
+    /// child runs with the user's real uid, so the user could SIGSTOP it while
+    /// arcad holds its keyring writer lock: the bound must stay well under
+    /// pam_arca's 3 s timeout, so that one user cannot stall others' logins.
+    static let timeoutMilliseconds: Int32 = 1_000
 
     /// As user `uid`: optionally find the keyring `description` in `@u`, then
     /// optionally link `ring` into `@u` (displacing the found one), then optionally
