@@ -58,16 +58,19 @@ extension Context {
             return
         }
         let query = Query(itemClass: item.itemClass, attributes: item.allAttributes, returnFlags: .data)
-        var reply = try send(.copyMatching(vault: .user(uid: uid), query: query), what: "get")
+        emit(secret: try fetchSecret(from: .user(uid: uid), query), json: json, output: &output)
+    }
+
+    /// `get` through arcad: the one item's secret, moved into secure memory.
+    mutating func fetchSecret(from vault: VaultID, _ query: Query) throws(CLIError) -> SecretBytes {
+        var reply = try send(.copyMatching(vault: vault, query: query), what: "get")
         defer { reply.wipeSecrets() }
         guard case .items(let items) = reply, var data = items.first?.data else {
             throw .status(.itemNotFound, what: "get", detail: "")
         }
-        let secret: SecretBytes
-        do { secret = try SecretBytes(consuming: &data) } catch {
+        do { return try SecretBytes(consuming: &data) } catch {
             throw .failure(what: "get", why: "out of secure memory")
         }
-        emit(secret: secret, json: json, output: &output)
     }
 
     /// `get`'s output: the raw bytes (a newline only on a terminal), or `{"secret": …}`.

@@ -42,16 +42,7 @@ extension Context {
             return
         }
         let query = Query(itemClass: .genericPassword, attributes: item.allAttributes, returnFlags: .data)
-        var reply = try send(.copyMatching(vault: .system, query: query), what: "get")
-        defer { reply.wipeSecrets() }
-        guard case .items(let items) = reply, var data = items.first?.data else {
-            throw .status(.itemNotFound, what: "get", detail: "")
-        }
-        let secret: SecretBytes
-        do { secret = try SecretBytes(consuming: &data) } catch {
-            throw .failure(what: "get", why: "out of secure memory")
-        }
-        emit(secret: secret, json: json, output: &output)
+        emit(secret: try fetchSecret(from: .system, query), json: json, output: &output)
     }
 
     mutating func systemDelete(_ item: ItemSelection) throws(CLIError) {
