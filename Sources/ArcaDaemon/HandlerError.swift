@@ -22,17 +22,21 @@ public struct HandlerError: Error, Equatable, Sendable {
     static let noVault = HandlerError(
         .interactionNotAllowed, "no vault yet: log in once with pam_arca enabled, or run 'arca init'")
 
-    /// The one mapping from vault errors. Paths stay in arcad's log, not in replies.
+    /// Vault errors keep the vault's own status (`VaultError.status`, the one
+    /// mapping); only the message changes: paths stay in arcad's log.
     static func vault(_ error: Error) -> HandlerError {
-        guard let error = error as? VaultError else { return HandlerError(.decode, "internal error") }
+        guard let error = error as? VaultError else {
+            Log.error("unexpected error: \(error)")
+            return HandlerError(.decode, "internal error; see arcad's log")
+        }
         switch error {
-        case .param(let why): return HandlerError(.param, why)
+        case .param(let why): return HandlerError(error.status, why)
         case .duplicateItem, .itemNotFound, .locked, .authFailed: return HandlerError(error.status, error.description)
         case .damaged, .unsupportedVersion, .storage:
             Log.error("\(error)")
             return HandlerError(error.status, "the vault cannot be read; see arcad's log")
         case .noSuchVault: return noVault
-        case .alreadyExists: return HandlerError(.duplicateItem, "a vault already exists")
+        case .alreadyExists: return HandlerError(error.status, "a vault already exists")
         }
     }
 

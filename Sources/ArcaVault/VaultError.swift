@@ -27,8 +27,10 @@ public enum VaultError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The `OSStatus` of this error.
     public var status: ArcaStatus {
         switch self {
-        case .param, .noSuchVault, .alreadyExists: .param
-        case .duplicateItem: .duplicateItem
+        case .param: .param
+        // No vault yet means no keys: locked, as a client sees it (never "not found").
+        case .noSuchVault: .interactionNotAllowed
+        case .duplicateItem, .alreadyExists: .duplicateItem
         case .itemNotFound: .itemNotFound
         case .locked: .interactionNotAllowed
         case .authFailed: .authFailed
