@@ -26,6 +26,10 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let decode = Code(rawValue: -26275)
         /// The access group or principal is not allowed (`errSecMissingEntitlement`, -34018).
         public static let missingEntitlement = Code(rawValue: -34018)
+        /// A lock could not destroy every kernel key (`errSecInternalComponent`, -2070).
+        public static let internalComponent = Code(rawValue: -2070)
+        /// The vault is at its size limit (`errSecQuotaExceeded`, -67596).
+        public static let quotaExceeded = Code(rawValue: -67596)
 
         /// The code's name, such as `itemNotFound`, or its number when unknown.
         public var description: String {
@@ -38,6 +42,8 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
             case .interactionNotAllowed: "interactionNotAllowed"
             case .decode: "decode"
             case .missingEntitlement: "missingEntitlement"
+            case .internalComponent: "internalComponent"
+            case .quotaExceeded: "quotaExceeded"
             default: "OSStatus \(rawValue)"
             }
         }
@@ -81,6 +87,8 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
         case -25308: "User interaction is not allowed."
         case -26275: "Unable to decode the provided data."
         case -34018: "A required entitlement isn't present."
+        case -2070: "An internal component failed."
+        case -67596: "The quota was exceeded."
         default: "OSStatus \(status)"
         }
     }

@@ -120,14 +120,24 @@ extension Context {
             writer.number(status.itemsNotInKernel)
             writer.key("hasRecoveryKey")
             writer.bool(status.hasRecoveryKey)
+            writer.key("lockIncomplete")
+            writer.beginArray()
+            if status.lockIncomplete.contains(.whenUnlocked) { writer.string("when-unlocked") }
+            if status.lockIncomplete.contains(.afterFirstUnlock) { writer.string("after-first-unlock") }
+            writer.endArray()
             writer.endObject()
             writer.flush(into: &output)
             return
         }
         output.line("uid: \(status.uid)")
         output.line("vault: " + (status.hasVault ? "yes" : "no"))
-        output.line("when-unlocked: " + (wu ? "unlocked" : "locked"))
-        output.line("after-first-unlock: " + (afu ? "unlocked" : "locked"))
+        // A lock that could not destroy every kernel key is not shown as locked.
+        let incomplete = "LOCK INCOMPLETE (secrets may still be in the kernel; see arcad's log)"
+        func state(_ unlocked: Bool, _ c: LockClasses) -> String {
+            unlocked ? "unlocked" : status.lockIncomplete.contains(c) ? incomplete : "locked"
+        }
+        output.line("when-unlocked: " + state(wu, .whenUnlocked))
+        output.line("after-first-unlock: " + state(afu, .afterFirstUnlock))
         output.line("sessions: \(status.sessionCount)")
         output.line("password in sync: " + (status.passwordOutOfSync ? "no (run arca passwd --resync)" : "yes"))
         output.line("items not in kernel: \(status.itemsNotInKernel)")

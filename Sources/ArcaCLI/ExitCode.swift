@@ -16,6 +16,10 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case locked = 46
     /// The caller may not do this (`errSecMissingEntitlement`).
     case notAllowed = 47
+    /// The vault is at its size limit (`errSecQuotaExceeded`).
+    case vaultFull = 48
+    /// A lock could not destroy every kernel key (`errSecInternalComponent`): not locked.
+    case lockIncomplete = 49
     /// arcad is not running or not reachable (`errSecNotAvailable`; EX_UNAVAILABLE).
     case notRunning = 69
 }
@@ -41,6 +45,8 @@ public enum CLIError: Error, Sendable, Equatable {
             case .duplicateItem: return .duplicate
             case .interactionNotAllowed: return .locked
             case .missingEntitlement: return .notAllowed
+            case .quotaExceeded: return .vaultFull
+            case .internalComponent: return .lockIncomplete
             case .notAvailable: return .notRunning
             case .param, .authFailed, .decode: return .error
             }
@@ -60,6 +66,8 @@ public enum CLIError: Error, Sendable, Equatable {
             case .duplicateItem: why = detail.isEmpty ? "the item already exists" : detail
             case .interactionNotAllowed: why = detail.isEmpty ? "locked" : "locked (\(detail))"
             case .missingEntitlement: why = "not allowed"
+            case .quotaExceeded: why = "the vault is full" + (detail.isEmpty ? "" : " (\(detail))")
+            case .internalComponent: why = "lock incomplete" + (detail.isEmpty ? "" : " (\(detail))")
             case .notAvailable: why = detail.isEmpty ? "arcad is not running" : detail
             case .authFailed: why = "wrong password"
             case .param: why = "invalid parameter" + (detail.isEmpty ? "" : " (\(detail))")

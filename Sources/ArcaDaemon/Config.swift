@@ -1,3 +1,5 @@
+import ArcaKeyring
+
 /// arcad's configuration: `/etc/arca/arca.conf`, then command-line flags.
 /// The file format and every key are documented in `arca.conf(5)`.
 public struct DaemonConfig: Equatable, Sendable {
@@ -28,6 +30,12 @@ public struct DaemonConfig: Equatable, Sendable {
     public var maxConnectionsPerUID = 64
     /// A client that sends nothing for this long is disconnected.
     public var clientTimeoutMilliseconds = 5_000
+    /// How much of root's kernel-key quota each user's items may take
+    /// (`kernel_keys_per_user`, `kernel_bytes_per_user`, `kernel_root_share`).
+    public var kernelBudget = KernelBudget()
+    /// The largest a user's vault file may grow, in bytes (`max_vault_bytes`); a write
+    /// that finds it at or over this size fails with `errSecQuotaExceeded`.
+    public var maxVaultBytes = 64 << 20
 
     public init() {}
 
@@ -85,6 +93,10 @@ public struct DaemonConfig: Equatable, Sendable {
             }
         case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
         case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
+        case "kernel_keys_per_user": kernelBudget.keysPerUser = try int(0...1_000_000)
+        case "kernel_bytes_per_user": kernelBudget.bytesPerUser = try int(0...1_000_000_000)
+        case "kernel_root_share": kernelBudget.rootSharePercent = try int(0...90)
+        case "max_vault_bytes": maxVaultBytes = try int(1 << 20...(1 << 40))
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

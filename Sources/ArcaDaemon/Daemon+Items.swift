@@ -14,6 +14,7 @@ extension Daemon {
         let secret = try secretCopy(request.secret)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
+            try requireVaultRoom(uid)
             let result: ItemResult
             do {
                 result = try vault.add(itemClass, attributes: attributes, secret: secret)
@@ -26,7 +27,10 @@ extension Daemon {
                 switch kernel.put(uid: uid, class: kernelClass, item: item) {
                 case .placed: break
                 case .notLoadable: state.notInKernel[kernelClass, default: 0] += 1
-                case .reinstall: publish(kernelClass, state: state, vault: vault)
+                case .reinstall:
+                    if !publish(kernelClass, state: state, vault: vault) {
+                        throw HandlerError(.internalComponent, "the old ring could not be replaced; see arcad's log")
+                    }
                 }
             }
             guard !request.returnFlags.isEmpty else { return .items([]) }
@@ -61,12 +65,13 @@ extension Daemon {
         let secret = try request.secret.map { bytes throws(HandlerError) in try secretCopy(bytes) }
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
+            try requireVaultRoom(uid)
             do {
                 _ = try vault.update(vaultQuery, changes: changes, secret: secret)
             } catch {
                 throw HandlerError.vault(error)
             }
-            republishLoaded(state: state, vault: vault)
+            try republishLoaded(state: state, vault: vault)
             return .ok
         }
     }
@@ -83,7 +88,7 @@ extension Daemon {
             } catch {
                 throw HandlerError.vault(error)
             }
-            republishLoaded(state: state, vault: vault)
+            try republishLoaded(state: state, vault: vault)
             return .ok
         }
     }
@@ -103,9 +108,18 @@ extension Daemon {
     }
 
     /// An update or delete can move items between classes or remove them: rebuild
-    /// every loaded ring (a ring swap is atomic for readers).
-    func republishLoaded(state: UserState, vault: Vault) {
-        for c in state.lock.loadedClasses { publish(c, state: state, vault: vault) }
+    /// every loaded ring (a ring swap is atomic for readers). A ring that cannot be
+    /// rebuilt is destroyed and its class served from the socket; only if even that
+    /// fails, so that the old secret may still be in the kernel, is the write
+    /// reported as failed (it is done in the vault).
+    func republishLoaded(state: UserState, vault: Vault) throws(HandlerError) {
+        var stale: [KernelClass] = []
+        for c in state.lock.loadedClasses where !publish(c, state: state, vault: vault) { stale.append(c) }
+        guard stale.isEmpty else {
+            throw HandlerError(
+                .internalComponent,
+                "the vault changed, but the old version may still be in the kernel; see arcad's log")
+        }
     }
 
     func resultItem(_ result: ItemResult, flags: ReturnFlags, secret: SecretBytes?) -> ResultItem {

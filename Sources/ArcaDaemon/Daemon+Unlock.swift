@@ -21,7 +21,7 @@ extension Daemon {
             return .status(VaultStatus(
                 uid: uid, hasVault: vault != nil, unlocked: unlocked, sessionCount: UInt32(state.sessions.count),
                 passwordOutOfSync: state.pending != nil, itemsNotInKernel: UInt32(clamping: state.itemsNotInKernel),
-                hasRecoveryKey: vault?.hasRecoveryKey ?? false))
+                hasRecoveryKey: vault?.hasRecoveryKey ?? false, lockIncomplete: retryKernelRemoval(state)))
         }
     }
 
@@ -133,6 +133,7 @@ extension Daemon {
             let effects = state.lock.closeSession(id)
             if let vault = state.vault { apply(effects, to: state, vault: vault) }
             Log.info("uid \(uid): session closed (\(state.sessions.count) open)")
+            try requireKernelRemoved(state)
             return .ok
         }
     }
@@ -142,6 +143,7 @@ extension Daemon {
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let effects = classes.contains(.afterFirstUnlock) ? state.lock.lockAll() : state.lock.lock()
             if let vault = state.vault { apply(effects, to: state, vault: vault) }
+            try requireKernelRemoved(state)
             return .ok
         }
     }
@@ -149,12 +151,16 @@ extension Daemon {
     /// A user locks everything of their own; root locks every user.
     func lockAll(peer: PeerCredentials) throws(HandlerError) -> Reply {
         let targets = peer.isRoot ? allContexts() : [context(peer.uid)]
+        var incomplete: HandlerError?
         for target in targets {
             try target.withLock { state throws(HandlerError) in
                 let effects = state.lock.lockAll()
                 if let vault = state.vault { apply(effects, to: state, vault: vault) }
+                do throws(HandlerError) { try requireKernelRemoved(state) } catch { incomplete = error }
             }
         }
+        // Every user is locked as far as possible before the failure is reported.
+        if let incomplete { throw incomplete }
         return .ok
     }
 
@@ -244,9 +250,10 @@ extension Daemon {
         for effect in effects {
             switch effect {
             case .load(let c):
+                state.kernelNotRemoved.remove(c)
                 publish(c, state: state, vault: vault)
             case .remove(let c):
-                kernel.remove(uid: state.uid, class: c)
+                if !kernel.remove(uid: state.uid, class: c) { state.kernelNotRemoved.insert(c) }
                 vault.lock(ItemMapping.vaultClasses(c))
                 state.notInKernel[c] = nil
             }
@@ -261,8 +268,10 @@ extension Daemon {
         }
     }
 
-    /// Puts every item of kernel class `c` into the user's ring.
-    func publish(_ c: KernelClass, state: UserState, vault: Vault) {
+    /// Puts every item of kernel class `c` into the user's ring; false if keys of the
+    /// ring it replaces could not be destroyed.
+    @discardableResult
+    func publish(_ c: KernelClass, state: UserState, vault: Vault) -> Bool {
         var items: [KeyringItem] = []
         for accessibility in ItemMapping.vaultClasses(c) {
             for itemClass in ArcaVault.ItemClass.allCases {
@@ -278,7 +287,9 @@ extension Daemon {
                 }
             }
         }
-        state.notInKernel[c] = kernel.install(uid: state.uid, class: c, items: items)
+        let result = kernel.install(uid: state.uid, class: c, items: items)
+        state.notInKernel[c] = result.notLoaded
+        return !result.oldKeysRemain
     }
 
     static func nowMicroseconds() -> Int64 {

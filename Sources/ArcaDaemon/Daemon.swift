@@ -37,9 +37,9 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     static let maximumDerivations = 2
 
     /// A daemon over `config.stateDirectory`, publishing to `kernel`.
-    public init(config: DaemonConfig, kernel: any KernelPublishing = KernelKeyring()) throws {
+    public init(config: DaemonConfig, kernel: (any KernelPublishing)? = nil) throws {
         self.config = config
-        self.kernel = kernel
+        self.kernel = kernel ?? KernelKeyring(budget: config.kernelBudget)
         try StateDirectory.prepare(config.stateDirectory)
         let host = try StateDirectory.hostSecret(in: config.stateDirectory)
         hostSecret = host

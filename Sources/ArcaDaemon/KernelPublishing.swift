@@ -5,10 +5,14 @@ import Synchronization
 /// production, an in-memory twin in unit tests (so the request logic is tested
 /// without root).
 public protocol KernelPublishing: Sendable {
-    /// Replaces the user's ring of `class` with `items`; returns how many could not be loaded.
-    func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> Int
-    /// Invalidates every key of the user's ring of `class`.
-    func remove(uid: UInt32, class kernelClass: KernelClass)
+    /// Replaces the user's ring of `class` with `items`; returns how many could not be
+    /// loaded. When the new ring cannot be placed, the old one is destroyed anyway and
+    /// every item counts as not loaded (served from the socket): a kernel never keeps
+    /// a ring that no longer matches the vault.
+    func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> InstallResult
+    /// Invalidates every key of the user's ring of `class`; false if some key could
+    /// not be destroyed (the caller reports the lock as failed).
+    func remove(uid: UInt32, class kernelClass: KernelClass) -> Bool
     /// Adds or replaces one item in an installed ring; false if the caller must
     /// reinstall the ring instead (no ring known, or it changed under us), or if the
     /// item cannot live in the kernel (`loadable` tells which).
@@ -33,56 +37,78 @@ extension KernelPublishing {
     public func refreshService(uid: UInt32) {}
 }
 
+/// The result of replacing a ring.
+public struct InstallResult: Equatable, Sendable {
+    /// Items served from the socket only (too large, over budget, or all of them
+    /// when the ring could not be placed).
+    public var notLoaded: Int
+    /// Keys of the old ring that could not be destroyed: the caller must not report
+    /// success for a write whose old secret may still be in the kernel.
+    public var oldKeysRemain = false
+
+    public init(notLoaded: Int, oldKeysRemain: Bool = false) {
+        self.notLoaded = notLoaded
+        self.oldKeysRemain = oldKeysRemain
+    }
+}
+
 /// The result of putting one item into a ring.
 public enum PutOutcome: Equatable, Sendable {
     /// The item is in the kernel.
     case placed
-    /// The item stays socket-only (too large, quota): counted, not retried.
+    /// The item stays socket-only (too large, over budget): counted, not retried.
     case notLoadable
     /// The ring must be rebuilt with `install`.
     case reinstall
 }
 
-/// The real kernel keyring, through `KeyringLayout`.
+/// The real kernel keyring, through `KeyringLayout`, which keeps the serial of
+/// every ring and key it made.
 public final class KernelKeyring: KernelPublishing, Sendable {
-    private let layout = KeyringLayout()
-    /// Serials of the rings arcad installed, so that one write touches one key.
-    private let rings = Mutex<[String: KeySerial]>([:])
+    private let layout: KeyringLayout
 
-    public init() {}
-
-    private static func slot(_ uid: UInt32, _ c: KernelClass) -> String { "\(uid)/\(c.rawValue)" }
+    /// Places items within `budget` (arca.conf's `kernel_*` keys).
+    public init(budget: KernelBudget = KernelBudget()) { layout = KeyringLayout(budget: budget) }
 
     public func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome {
-        guard let ring = rings.withLock({ $0[Self.slot(uid, kernelClass)] }) else { return .reinstall }
         do {
-            return try layout.put(item: item, into: ring) == nil ? .placed : .notLoadable
+            switch try layout.put(item: item, user: uid, class: Self.ring(kernelClass)) {
+            case .placed: return .placed
+            case .notLoaded(let reason):
+                Log.notice("uid \(uid): an item stays socket-only (\(reason)); \(item.key.kindName)")
+                return .notLoadable
+            case .noRing: return .reinstall
+            }
         } catch {
-            Log.debug("uid \(uid): cannot add to ring \(ring) (\(error)); rebuilding it")
+            Log.debug("uid \(uid): cannot add to the \(kernelClass.rawValue) ring (\(error)); rebuilding it")
             return .reinstall
         }
     }
 
-    public func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> Int {
+    public func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> InstallResult {
         do {
             let report = try layout.install(user: uid, class: Self.ring(kernelClass), items: items)
-            rings.withLock { $0[Self.slot(uid, kernelClass)] = report.ring }
             for (key, reason) in report.notLoaded.prefix(3) {
                 Log.notice("uid \(uid): an item stays socket-only (\(reason)); \(key.kindName)")
             }
-            return report.notLoaded.count
+            return InstallResult(notLoaded: report.notLoaded.count)
+        } catch KeyringError.notDestroyed(let remaining) {
+            Log.error("uid \(uid): cannot replace the \(kernelClass.rawValue) ring: \(remaining) old keys survive")
+            return InstallResult(notLoaded: items.count, oldKeysRemain: true)
         } catch {
-            Log.error("uid \(uid): cannot install the \(kernelClass.rawValue) ring: \(error)")
-            return items.count
+            Log.error("uid \(uid): cannot install the \(kernelClass.rawValue) ring (\(error)); "
+                      + "the old ring is gone and the class is served from the socket")
+            return InstallResult(notLoaded: items.count)
         }
     }
 
-    public func remove(uid: UInt32, class kernelClass: KernelClass) {
-        rings.withLock { $0[Self.slot(uid, kernelClass)] = nil }
+    public func remove(uid: UInt32, class kernelClass: KernelClass) -> Bool {
         do {
             _ = try layout.remove(user: uid, class: Self.ring(kernelClass))
+            return true
         } catch {
-            Log.error("uid \(uid): cannot remove the \(kernelClass.rawValue) ring: \(error)")
+            Log.error("uid \(uid): lock incomplete: cannot destroy the \(kernelClass.rawValue) keys: \(error)")
+            return false
         }
     }
 
@@ -116,13 +142,21 @@ public final class KernelKeyring: KernelPublishing, Sendable {
     }
 
     public func purge(uid: UInt32) {
-        rings.withLock { rings in
-            for c in KernelClass.allCases { rings[Self.slot(uid, c)] = nil }
+        let report = layout.purge(user: uid)
+        var done = "\(report.destroyed) kernel keys destroyed"
+        if report.userKeyringReset {
+            done += ", @u cleared"
+            if let changed = report.changedPermissions {
+                done += " and its permissions put back from 0x\(String(changed, radix: 16)) to the default"
+            }
         }
-        do {
-            try layout.purge(user: uid)
-        } catch {
-            Log.error("uid \(uid): cannot clear the keyrings of a deleted account: \(error)")
+        if report.persistentKeyringCleared { done += ", persistent keyring cleared" }
+        if report.isComplete {
+            Log.notice("uid \(uid): the account is gone: \(done) (vault kept)")
+        } else {
+            let failures = report.failures + (report.notDestroyed > 0 ? ["\(report.notDestroyed) keys survive"] : [])
+            Log.error("uid \(uid): the account is gone; purge incomplete (\(failures.joined(separator: "; "))); "
+                      + "done: \(done); a new account with this uid may inherit what is left")
         }
     }
 

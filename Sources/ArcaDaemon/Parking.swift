@@ -7,9 +7,17 @@ import ArcaKeyring
 /// The keys live in a keyring `arcad:parked:<tag>` linked into root's user keyring,
 /// which survives arcad and ends at reboot, like the classes it restores. `<tag>`
 /// names the state directory, so that two arcad instances (tests) never share.
-/// Keys are root-owned with possessor-only permissions.
+///
+/// The ring and keys are root-owned with owner-only permissions (`0x003f0000`):
+/// root's `@u` is reachable from any process that inherited a root session
+/// keyring linking it (`su`, `sudo -u`, `runuser` without pam_keyinit), so a
+/// possessor permission would let that user read every parked class key. Only a
+/// process with fsuid 0 may read them. Each is made in the thread keyring, given
+/// these permissions there, and only then linked where others can reach it.
 struct KeyParking: Sendable {
     let ringDescription: String
+    /// Owner (root) everything; possessors, group and others nothing.
+    static let permissions: UInt32 = 0x003f_0000
 
     init(stateDirectory: String) {
         let digest = (try? KeyedHash.blake2b(Array(stateDirectory.utf8), outputLength: 16)) ?? []
@@ -18,12 +26,42 @@ struct KeyParking: Sendable {
 
     private func ring(create: Bool) -> KeySerial? {
         if let found = try? KeySerial.userKeyring.search(type: "keyring", description: ringDescription) {
+            // A ring from an arcad that gave possessors access: fix it before use.
+            if let info = try? found.describe(), info.uid == 0, info.permissions != Self.permissions {
+                tighten(found)
+            }
             return found
         }
-        guard create, let made = try? KeySerial.add(type: "keyring", description: ringDescription, payload: nil,
-                                                    to: .userKeyring) else { return nil }
-        try? made.setPermissions(0x3f00_0000)
+        guard create, let made = try? staged(type: "keyring", description: ringDescription, payload: nil) else {
+            return nil
+        }
+        do {
+            try made.link(into: .userKeyring)
+        } catch {
+            try? made.invalidate()
+            return nil
+        }
+        try? made.unlink(from: .threadKeyring)
         return made
+    }
+
+    /// A root-owned key with the parking permissions, linked only into the thread keyring.
+    private func staged(type: String, description: String, payload: SecretBytes?) throws -> KeySerial {
+        let key = try KeySerial.add(type: type, description: description, payload: payload, to: .threadKeyring)
+        do {
+            try key.setPermissions(Self.permissions)
+        } catch {
+            try? key.invalidate()
+            throw error
+        }
+        return key
+    }
+
+    /// Puts owner-only permissions on a ring and its keys parked by an older arcad.
+    /// Possessor setattr (which those had) lets arcad change them.
+    private func tighten(_ ring: KeySerial) {
+        for key in (try? ring.links()) ?? [] { try? key.setPermissions(Self.permissions) }
+        try? ring.setPermissions(Self.permissions)
     }
 
     private func keyDescription(_ uid: UInt32) -> String { "\(ringDescription):\(uid)" }
@@ -46,8 +84,16 @@ struct KeyParking: Sendable {
             return
         }
         do {
-            let key = try KeySerial.add(type: "user", description: keyDescription(uid), payload: keys, to: ring)
-            try key.setPermissions(0x3f00_0000)
+            let old = try? ring.search(type: "user", description: keyDescription(uid))
+            let key = try staged(type: "user", description: keyDescription(uid), payload: keys)
+            defer { try? key.unlink(from: .threadKeyring) }
+            do {
+                try key.link(into: ring)
+            } catch {
+                try? key.invalidate()
+                throw error
+            }
+            if let old, old != key { try? old.invalidate() }
         } catch {
             Log.warning("cannot park keys for uid \(uid) (\(error)): a restart of arcad will lock this user")
         }

@@ -46,6 +46,9 @@ final class UserState {
     /// Per loaded class, items served by the socket only (too large, quota).
     var notInKernel: [KernelClass: Int] = [:]
     var itemsNotInKernel: Int { notInKernel.values.reduce(0, +) }
+    /// Locked classes whose kernel keys arcad could not all destroy: every lock
+    /// and status tries again, and reports them until it succeeds.
+    var kernelNotRemoved: Set<KernelClass> = []
     /// Monotonic time of the last request, for the idle timeout.
     var lastActivity = Clock.monotonicSeconds()
 

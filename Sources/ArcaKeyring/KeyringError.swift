@@ -8,6 +8,8 @@ public enum KeyringError: Error, Equatable, Sendable, CustomStringConvertible {
     case helperFailed(uid: UInt32, signal: Int32)
     /// A kernel file (`/proc/key-users`, `/proc/sys/kernel/keys/…`) could not be read or parsed.
     case procfs(path: String)
+    /// Keys arcad made could not all be destroyed: `remaining` are still in the kernel.
+    case notDestroyed(remaining: Int)
 
     /// The one mapping from a raw errno to this enum.
     static func from(_ code: KeyringErrno, operation: String) -> KeyringError {
@@ -19,7 +21,7 @@ public enum KeyringError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .system(let code, _): code
         case .noKernelSupport: .noKernelSupport
-        case .helperFailed, .procfs: nil
+        case .helperFailed, .procfs, .notDestroyed: nil
         }
     }
 
@@ -31,6 +33,7 @@ public enum KeyringError: Error, Equatable, Sendable, CustomStringConvertible {
         case .helperFailed(let uid, let signal):
             "the helper acting as uid \(uid) died" + (signal == 0 ? "" : " (signal \(signal))")
         case .procfs(let path): "cannot read \(path)"
+        case .notDestroyed(let remaining): "\(remaining) kernel keys could not be destroyed"
         }
     }
 }

@@ -112,6 +112,9 @@ public enum NotLoadedReason: Equatable, Sendable, CustomStringConvertible {
     case quotaExceeded
     /// Another item in the same batch has the same primary key; the first one was loaded.
     case duplicate
+    /// Loading it would exceed the user's kernel budget or take root past arcad's
+    /// share of its quota (`KernelBudget`).
+    case overBudget
     /// Another kernel error.
     case kernel(KeyringErrno)
 
@@ -122,6 +125,7 @@ public enum NotLoadedReason: Equatable, Sendable, CustomStringConvertible {
         case .descriptionTooLong(let bytes): "description of \(bytes) bytes exceeds the kernel's 4095"
         case .quotaExceeded: "root's key quota is full (EDQUOT)"
         case .duplicate: "duplicate primary key in the batch"
+        case .overBudget: "over the user's kernel budget or arcad's share of root's quota"
         case .kernel(let code): "kernel error \(code)"
         }
     }
@@ -135,4 +139,33 @@ public struct LoadReport: Sendable {
     public var notLoaded: [(key: KeyringItemKey, reason: NotLoadedReason)]
     /// The serial of the ring that now holds the items.
     public var ring: KeySerial
+}
+
+/// What `put` did with one item.
+public enum PutResult: Equatable, Sendable {
+    /// The item is in the kernel, in the class's ring.
+    case placed
+    /// The item stays socket-only, and no older version of it is left in the kernel.
+    case notLoaded(NotLoadedReason)
+    /// arcad made no ring of that class for the user (or it is gone): install one.
+    case noRing
+}
+
+/// What `purge` did, for an honest log line.
+public struct PurgeReport: Equatable, Sendable {
+    /// Rings and item keys of the uid destroyed (by serial, or found by the `/proc/keys` scan).
+    public var destroyed = 0
+    /// Keys that could not be destroyed.
+    public var notDestroyed = 0
+    /// Whether the uid's `@u` was cleared and its default permissions put back.
+    public var userKeyringReset = false
+    /// `@u`'s permissions before the reset, when they were not the default.
+    public var changedPermissions: UInt32?
+    /// Whether the uid's persistent keyring was cleared.
+    public var persistentKeyringCleared = false
+    /// What failed, one line each (no secret in them).
+    public var failures: [String] = []
+
+    /// A purge that did what it should: nothing left, `@u` reset.
+    public var isComplete: Bool { notDestroyed == 0 && userKeyringReset && failures.isEmpty }
 }

@@ -1,27 +1,29 @@
 import ArcaCrypto
-import Synchronization
 
 /// Arca's layout in the kernel keyring (ARCHITECTURE §6), for arcad, which runs
 /// as root and is the only writer:
 ///
 ///     @u of user U
-///      ├─ keyring "arca:wu"   root-owned, perm 0x0b3f0000   whenUnlocked items
-///      └─ keyring "arca:afu"  root-owned, perm 0x0b3f0000   afterFirstUnlock items
+///      ├─ keyring "arca:wu"   root-owned, gid U, perm 0x0b3f0000   whenUnlocked items
+///      └─ keyring "arca:afu"  root-owned, gid U, perm 0x0b3f0000   afterFirstUnlock items
 ///     persistent keyring of service uid S
-///      └─ keyring "arca:svc"  root-owned, perm 0x0b3f0000   items granted to S
+///      └─ keyring "arca:svc"  root-owned, gid S, perm 0x0b3f0000   items granted to S
 ///
-/// Rings are built complete off to the side (in the calling thread's keyring,
-/// which no other thread or child can see) and then linked into place in one
+/// Every ring and key is made in the calling thread's keyring, which no other
+/// thread or child can see, given its final permissions and owner tag there,
+/// and only then linked where a reader can reach it: a key is never reachable
+/// with the kernel's default permissions. A new ring is linked into place in one
 /// call: a link displaces the keyring of the same type and description, so a
-/// reader sees the old ring or the new one, never a half-filled one. The old
-/// ring and every key in it are then invalidated, which the kernel zeroes at
-/// once; timeouts are never relied on. Calls are synchronous and must not be
-/// spread over an `await`: the staging ring lives in the thread's keyring.
-/// Writers in one process are serialized by a process-wide lock, so that two
-/// installs of the same ring cannot both displace the same old one.
+/// reader sees the old ring or the new one, never a half-filled one.
+///
+/// arcad owns what it makes: the serial of every ring and key is kept in a
+/// ledger, and removal invalidates those serials (the kernel zeroes them at
+/// once), never looking anything up through the user's own keyrings, and with
+/// no child process. Without the ledger (after a restart) the keys are found in
+/// `/proc/keys` by owner (root) and group tag (the uid). Each uid has its own
+/// lock; no lock is shared between uids. Calls are synchronous and must not be
+/// spread over an `await`: staging happens in the thread's keyring.
 public struct KeyringLayout: Sendable {
-    private static let writer = Mutex(())
-
     /// Item keys: possessor view/read/search; owner (root) everything; nobody else anything.
     public static let itemPermissions: UInt32 = 0x0b3f_0000
     /// Class rings: same mask, so a possessor can search and list but not change them.
@@ -31,225 +33,251 @@ public struct KeyringLayout: Sendable {
     /// The ring of items granted to a service uid, in its persistent keyring.
     public static let serviceRingDescription = "arca:svc"
 
-    /// A layout handle; it holds no state, the kernel does.
-    public init() {}
+    /// How much of root's quota each uid's rings may take.
+    public let budget: KernelBudget
+    let ledger = KeyLedger()
+
+    /// A layout with an empty ledger (it learns what is in the kernel from `/proc/keys`).
+    public init(budget: KernelBudget = KernelBudget()) { self.budget = budget }
 
     /// Replaces user `uid`'s ring of class `class` by a new ring holding `items`.
-    /// Items that cannot be loaded are reported, not thrown; an error is thrown only
-    /// if the ring itself cannot be built or linked, in which case nothing changed.
+    /// Items that cannot be loaded (too large, over budget) are reported, not
+    /// thrown. If the new ring cannot be built or linked, the old ring is destroyed
+    /// anyway (it no longer matches the vault) and the error is thrown: the caller
+    /// serves the class from the socket.
     @discardableResult
     public func install(user uid: UInt32, class itemClass: KeyringClass, items: [KeyringItem]) throws(KeyringError)
         -> LoadReport
     {
-        try Self.writer.withLock { _ throws(KeyringError) in try installLocked(user: uid, class: itemClass, items: items) }
+        try ledger.withUser(uid) { (user: inout KeyLedger.User) throws(KeyringError) -> LoadReport in
+            let allowance = budget.allowance(used: user.cost(excluding: itemClass))
+            let built: (ring: KeyLedger.Ring, report: LoadReport)
+            do throws(KeyringError) {
+                built = try buildRing(description: itemClass.ringDescription, tag: uid, items: items, allowance: allowance)
+            } catch {
+                try retire(&user, uid: uid, class: itemClass, sparing: [])
+                throw error
+            }
+            do throws(KeyringError) {
+                _ = try UserKeyringSwitch.run(uid: uid, find: nil, link: built.ring.ring.rawValue)
+            } catch {
+                _ = destroy(built.ring.serials)
+                try retire(&user, uid: uid, class: itemClass, sparing: [])
+                throw error
+            }
+            try? built.ring.ring.unlink(from: .threadKeyring)
+            try retire(&user, uid: uid, class: itemClass, sparing: Set(built.ring.serials))
+            user.rings[itemClass] = built.ring
+            return built.report
+        }
     }
 
-    private func installLocked(user uid: UInt32, class itemClass: KeyringClass, items: [KeyringItem])
-        throws(KeyringError) -> LoadReport
-    {
-        let built = try buildRing(description: itemClass.ringDescription, items: items)
-        let outcome: UserKeyringSwitch.Outcome
-        do {
-            outcome = try UserKeyringSwitch.run(uid: uid, find: itemClass.ringDescription, link: built.ring.rawValue)
-        } catch {
-            _ = retire(built.ring, expecting: itemClass.ringDescription)
-            throw error
-        }
-        try? built.ring.unlink(from: .threadKeyring)
-        if let old = outcome.found, old != built.ring.rawValue {
-            _ = retire(KeySerial(rawValue: old), expecting: itemClass.ringDescription)
-        }
-        return built
-    }
-
-    /// Invalidates every key of class `class` of user `uid`, and the ring; returns
-    /// the number of item keys invalidated (0 if the class was not loaded).
+    /// Invalidates every key of class `class` of user `uid`, and the ring, by the
+    /// serials this layout made (or, without them, found in `/proc/keys`); returns the
+    /// number of item keys invalidated. Throws `.notDestroyed` if any key survived:
+    /// a lock that did not remove everything is never reported as done.
     @discardableResult
     public func remove(user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError) -> Int {
-        try Self.writer.withLock { _ throws(KeyringError) in try removeLocked(user: uid, class: itemClass) }
-    }
-
-    private func removeLocked(user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError) -> Int {
-        guard let found = try ring(user: uid, class: itemClass) else { return 0 }
-        return retire(found, expecting: itemClass.ringDescription)
-    }
-
-    /// Adds (or replaces, by description) one item in an installed ring, without
-    /// rebuilding it: the cost of one write stays flat however many items the ring
-    /// holds. Returns why the item could not be loaded, or nil when it was.
-    @discardableResult
-    public func put(item: KeyringItem, into ring: KeySerial) throws(KeyringError) -> NotLoadedReason? {
-        try Self.writer.withLock { _ throws(KeyringError) -> NotLoadedReason? in
-            let keyDescription = item.key.keyDescription
-            if let reason = Self.unloadableReason(item, description: keyDescription) { return reason }
-            do throws(KeyringErrno) {
-                // A new key starts with the default permissions, which give its owner
-                // (root) no setattr: only a possessor may set them. Linking the ring into
-                // the thread keyring for the duration makes it and its keys possessed.
-                try ring.link(into: .threadKeyring)
-                defer { try? ring.unlink(from: .threadKeyring) }
-                let key = try KeySerial.add(type: "user", description: keyDescription, payload: item.secret, to: ring)
-                try key.setPermissions(Self.itemPermissions)
-                return nil
-            } catch {
-                switch error {
-                case .noKernelSupport: throw KeyringError.noKernelSupport
-                case .quotaExceeded: return .quotaExceeded
-                default: throw KeyringError.system(error, operation: "add_key(item)")
-                }
-            }
+        try ledger.withUser(uid) { (user: inout KeyLedger.User) throws(KeyringError) -> Int in
+            try retire(&user, uid: uid, class: itemClass, sparing: [])
         }
     }
 
-    /// The serial of user `uid`'s ring of class `class`, if it is loaded.
+    /// Adds (or replaces, by description) one item in user `uid`'s ring of class
+    /// `class`, without rebuilding it: the cost of one write stays flat however many
+    /// items the ring holds. The key gets its permissions before it is linked.
+    public func put(item: KeyringItem, user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError)
+        -> PutResult
+    {
+        try ledger.withUser(uid) { (user: inout KeyLedger.User) throws(KeyringError) -> PutResult in
+            guard var owned = user.rings[itemClass] else { return .noRing }
+            let keyDescription = item.key.keyDescription
+            let previous = owned.keys.removeValue(forKey: keyDescription)
+            // The older version of the item leaves the kernel whatever happens next.
+            let dropPrevious = { (owned: inout KeyLedger.Ring) throws(KeyringError) in
+                guard let previous else { return }
+                owned.cost -= previous.cost
+                if !destroy([previous.serial]).isEmpty { throw KeyringError.notDestroyed(remaining: 1) }
+            }
+            if let reason = Self.unloadableReason(item, description: keyDescription) {
+                try dropPrevious(&owned)
+                user.rings[itemClass] = owned
+                return .notLoaded(reason)
+            }
+            let cost = KeyCost.key(description: keyDescription, payload: item.secret.count)
+            let used = user.cost() - (previous?.cost ?? KeyCost())
+            guard budget.allowance(used: used).covers(cost) else {
+                try dropPrevious(&owned)
+                user.rings[itemClass] = owned
+                return .notLoaded(.overBudget)
+            }
+            let key: KeySerial
+            do throws(KeyringError) {
+                key = try stagedKey(description: keyDescription, payload: item.secret, tag: uid)
+            } catch {
+                try dropPrevious(&owned)
+                user.rings[itemClass] = owned
+                if case .system(.quotaExceeded, _) = error { return .notLoaded(.quotaExceeded) }
+                throw error
+            }
+            do throws(KeyringError) {
+                // Displaces the older key of the same description from the ring.
+                try mapped("keyctl_link(item)") { () throws(KeyringErrno) in try key.link(into: owned.ring) }
+            } catch {
+                _ = destroy([key])
+                try dropPrevious(&owned)
+                user.rings[itemClass] = owned
+                throw error
+            }
+            try? key.unlink(from: .threadKeyring)
+            try dropPrevious(&owned)
+            owned.keys[keyDescription] = (key, cost)
+            owned.cost += cost
+            user.rings[itemClass] = owned
+            return .placed
+        }
+    }
+
+    /// The serial of user `uid`'s ring of class `class` as linked in `@u`, if any.
+    /// For tests and diagnostics: arcad itself never looks its rings up there.
     public func ring(user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError) -> KeySerial? {
         try UserKeyringSwitch.run(uid: uid, find: itemClass.ringDescription).found.map(KeySerial.init(rawValue:))
     }
 
-    /// Replaces the items granted to service uid `uid` by `items`, in ring `arca:svc`
-    /// of its persistent keyring; also restarts that keyring's expiry timer.
-    @discardableResult
-    public func grant(uid: UInt32, items: [KeyringItem]) throws(KeyringError) -> LoadReport {
-        try Self.writer.withLock { _ throws(KeyringError) in try grantLocked(uid: uid, items: items) }
-    }
-
-    private func grantLocked(uid: UInt32, items: [KeyringItem]) throws(KeyringError) -> LoadReport {
-        let persistent = try persistentKeyring(uid: uid)
-        defer { try? persistent.unlink(from: .threadKeyring) }
-        let old = try? persistent.search(type: "keyring", description: Self.serviceRingDescription)
-        let built = try buildRing(description: Self.serviceRingDescription, items: items)
-        do {
-            try mapped("keyctl_link(persistent)") { () throws(KeyringErrno) in try built.ring.link(into: persistent) }
-        } catch {
-            _ = retire(built.ring, expecting: Self.serviceRingDescription)
-            throw error
-        }
-        try? built.ring.unlink(from: .threadKeyring)
-        if let old, old != built.ring { _ = retire(old, expecting: Self.serviceRingDescription) }
-        return built
-    }
-
-    /// Restarts the expiry timer of service uid `uid`'s persistent keyring; call it
-    /// well inside `KeyQuota.persistentKeyringExpiry()` (arcad uses half of it).
-    public func refresh(uid: UInt32) throws(KeyringError) {
-        let persistent = try persistentKeyring(uid: uid)
-        try? persistent.unlink(from: .threadKeyring)
-    }
-
-    /// How often to call `refresh(uid:)`: half the kernel's persistent-keyring expiry, in seconds.
-    public static func refreshInterval() throws(KeyringError) -> Int {
-        max(1, try KeyQuota.persistentKeyringExpiry() / 2)
-    }
-
-    /// Invalidates everything granted to service uid `uid`; returns the number of item keys.
-    @discardableResult
-    public func revoke(uid: UInt32) throws(KeyringError) -> Int {
-        try Self.writer.withLock { _ throws(KeyringError) in try revokeLocked(uid: uid) }
-    }
-
-    private func revokeLocked(uid: UInt32) throws(KeyringError) -> Int {
-        let persistent = try persistentKeyring(uid: uid)
-        defer { try? persistent.unlink(from: .threadKeyring) }
-        guard let ring = try? persistent.search(type: "keyring", description: Self.serviceRingDescription) else {
-            return 0
-        }
-        return retire(ring, expecting: Self.serviceRingDescription)
-    }
-
-    /// For a deleted account: invalidates both class rings and the service ring, then
-    /// clears the uid's `@u` and persistent keyring, so a recycled uid inherits nothing.
-    public func purge(user uid: UInt32) throws(KeyringError) {
-        try Self.writer.withLock { _ throws(KeyringError) in
-            for itemClass in KeyringClass.allCases { _ = try removeLocked(user: uid, class: itemClass) }
-            _ = try UserKeyringSwitch.run(uid: uid, find: nil, clear: true)
-            _ = try revokeLocked(uid: uid)
-            let persistent = try persistentKeyring(uid: uid)
-            try? persistent.clear()
-            // Invalidate while we still possess it through the thread keyring.
-            try? persistent.invalidate()
-            try? persistent.unlink(from: .threadKeyring)
-        }
-    }
-
     // MARK: - Internals
 
-    private func persistentKeyring(uid: UInt32) throws(KeyringError) -> KeySerial {
-        try mapped("keyctl_get_persistent") { () throws(KeyringErrno) in
-            try KeySerial.persistentKeyring(uid: uid, linkingInto: .threadKeyring)
+    /// Destroys what `user` holds of `itemClass` (and any leftovers of earlier
+    /// failures) except `sparing`; without a ledger entry, what `/proc/keys` shows.
+    /// Returns the number of item keys destroyed.
+    @discardableResult
+    func retire(_ user: inout KeyLedger.User, uid: UInt32, class itemClass: KeyringClass, sparing: Set<KeySerial>)
+        throws(KeyringError) -> Int
+    {
+        var rings: [KeySerial] = []
+        var keys: [KeySerial] = user.leftovers
+        if let owned = user.rings.removeValue(forKey: itemClass) {
+            rings.append(owned.ring)
+            keys.append(contentsOf: owned.keys.values.map(\.serial))
+            // Keys linked into the ring by anyone else (nobody can: possessors lack link).
+            keys.append(contentsOf: (try? owned.ring.links()) ?? [])
         }
+        if !user.scanned.contains(itemClass) {
+            keys.append(contentsOf: try KeyScan.orphans(uid: uid, ringDescription: itemClass.ringDescription))
+            user.scanned.insert(itemClass)
+        }
+        let targets = (rings + keys).filter { !sparing.contains($0) }
+        var failed = destroy(targets)
+        if !failed.isEmpty, let found = try? KeyScan.orphans(uid: uid, ringDescription: itemClass.ringDescription) {
+            // Second chance, through the fallback: whatever is still there by owner and tag.
+            failed = destroy(Array(Set(failed).union(found).subtracting(sparing)))
+        }
+        user.leftovers = failed
+        if !failed.isEmpty { throw KeyringError.notDestroyed(remaining: failed.count) }
+        let ringSet = Set(rings)
+        return Set(targets).subtracting(ringSet).count
     }
 
-    /// Builds a ring holding `items`, linked only into the thread keyring.
-    private func buildRing(description: String, items: [KeyringItem]) throws(KeyringError) -> LoadReport {
+    /// Invalidates each serial, rings first as listed; returns those still alive.
+    /// A key already gone (ENOKEY, revoked, expired) counts as destroyed.
+    func destroy(_ serials: [KeySerial]) -> [KeySerial] {
+        var failed: [KeySerial] = []
+        var seen = Set<KeySerial>()
+        for serial in serials where seen.insert(serial).inserted {
+            do throws(KeyringErrno) {
+                try serial.invalidate()
+            } catch {
+                switch error {
+                case .noKey, .keyRevoked, .keyExpired: break
+                default: failed.append(serial)
+                }
+            }
+        }
+        return failed
+    }
+
+    /// A `user` key with its final permissions and owner tag, linked only into the
+    /// thread keyring (possessed there, so root may set its attributes).
+    func stagedKey(description: String, payload: SecretBytes, tag uid: UInt32) throws(KeyringError) -> KeySerial {
+        let key = try mapped("add_key(item)") { () throws(KeyringErrno) in
+            try KeySerial.add(type: "user", description: description, payload: payload, to: .threadKeyring)
+        }
+        do {
+            try finish(key, permissions: Self.itemPermissions, tag: uid)
+        } catch {
+            _ = destroy([key])
+            throw error
+        }
+        return key
+    }
+
+    func finish(_ key: KeySerial, permissions: UInt32, tag uid: UInt32) throws(KeyringError) {
+        try mapped("keyctl_chown(gid)") { () throws(KeyringErrno) in try key.changeOwner(uid: nil, gid: uid) }
+        try mapped("keyctl_setperm") { () throws(KeyringErrno) in try key.setPermissions(permissions) }
+    }
+
+    /// Builds a ring holding what of `items` fits in `allowance`, linked only into the
+    /// thread keyring; each key gets its permissions and tag while only this thread can
+    /// reach it.
+    func buildRing(description: String, tag uid: UInt32, items: [KeyringItem], allowance: KeyCost)
+        throws(KeyringError) -> (ring: KeyLedger.Ring, report: LoadReport)
+    {
         let ring = try mapped("add_key(keyring)") { () throws(KeyringErrno) in
             try KeySerial.add(type: "keyring", description: description, payload: nil, to: .threadKeyring)
         }
+        var owned = KeyLedger.Ring(ring: ring, cost: KeyCost.key(description: description, payload: 0))
         do {
-            try mapped("keyctl_setperm(ring)") { () throws(KeyringErrno) in
-                try ring.setPermissions(Self.ringPermissions)
-            }
+            try finish(ring, permissions: Self.ringPermissions, tag: uid)
         } catch {
-            _ = retire(ring, expecting: description)
+            _ = destroy([ring])
             throw error
         }
         var report = LoadReport(loaded: 0, notLoaded: [], ring: ring)
-        var seen = Set<String>(minimumCapacity: items.count)
         for item in items {
             let keyDescription = item.key.keyDescription
             if let reason = Self.unloadableReason(item, description: keyDescription) {
                 report.notLoaded.append((item.key, reason))
                 continue
             }
-            guard seen.insert(keyDescription).inserted else {
+            guard owned.keys[keyDescription] == nil else {
                 report.notLoaded.append((item.key, .duplicate))
                 continue
             }
+            let cost = KeyCost.key(description: keyDescription, payload: item.secret.count)
+            guard allowance.covers(owned.cost + cost) else {
+                report.notLoaded.append((item.key, .overBudget))
+                continue
+            }
             do throws(KeyringErrno) {
+                // The ring is reachable from this thread only: adding straight into it
+                // is as private as staging, and one call cheaper.
                 let key = try KeySerial.add(type: "user", description: keyDescription, payload: item.secret, to: ring)
+                owned.keys[keyDescription] = (key, cost)
+                owned.cost += cost
                 do throws(KeyringErrno) {
+                    try key.changeOwner(uid: nil, gid: uid)
                     try key.setPermissions(Self.itemPermissions)
                 } catch {
                     try? key.invalidate()
+                    owned.keys[keyDescription] = nil
+                    owned.cost -= cost
                     throw error
                 }
                 report.loaded += 1
             } catch {
                 if error == .noKernelSupport {
-                    _ = retire(ring, expecting: description)
+                    _ = destroy(owned.serials)
                     throw KeyringError.noKernelSupport
                 }
                 report.notLoaded.append((item.key, error == .quotaExceeded ? .quotaExceeded : .kernel(error)))
             }
         }
-        return report
+        return (owned, report)
     }
 
-    private static func unloadableReason(_ item: KeyringItem, description: String) -> NotLoadedReason? {
+    static func unloadableReason(_ item: KeyringItem, description: String) -> NotLoadedReason? {
         if item.secret.count > maximumPayload { return .payloadTooLarge(bytes: item.secret.count) }
         let length = description.utf8.count
         if length > KeyringItemKey.maximumDescriptionLength { return .descriptionTooLong(bytes: length) }
         return nil
-    }
-
-    /// Invalidates a root-owned ring of ours and every key it holds: first the ring,
-    /// so that a reader holding its serial gets ENOKEY rather than a shrinking list,
-    /// then the keys. A keyring that is not ours (another owner, type or
-    /// description) is left alone. Returns the number of keys invalidated.
-    private func retire(_ ring: KeySerial, expecting description: String) -> Int {
-        guard let info = try? ring.describe(), info.type == "keyring", info.uid == 0,
-            info.description == description
-        else { return 0 }
-        let keys = (try? ring.links()) ?? []
-        try? ring.invalidate()
-        var count = 0
-        for key in keys {
-            do throws(KeyringErrno) {
-                try key.invalidate()
-                count += 1
-            } catch {
-                // Already gone (ENOKEY) or not ours: nothing to wipe.
-            }
-        }
-        return count
     }
 }

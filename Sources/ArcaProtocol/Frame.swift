@@ -101,7 +101,8 @@
 ///                              never 0), message:string(<= 4096)
 ///   0x8002 status              uid:u32, hasVault:bool, unlocked:classes,
 ///                              sessions:u32, passwordOutOfSync:bool,
-///                              itemsNotInKernel:u32, hasRecoveryKey:bool
+///                              itemsNotInKernel:u32, hasRecoveryKey:bool,
+///                              lockIncomplete:classes
 ///   0x8003 kdfParameters       opt<kdf> (absent: no vault)
 ///   0x8004 items               list<attrs, data:opt<bytes(<= 1 MiB)>,
 ///                              persistentRef:opt<bytes(<= 64)>> (<= 65536)

@@ -15,6 +15,7 @@ extension Reply {
             w.bool(s.passwordOutOfSync)
             w.u32(s.itemsNotInKernel)
             w.bool(s.hasRecoveryKey)
+            try w.lockClasses(s.lockIncomplete)
         case .kdfParameters(let parameters):
             try w.optional(parameters) { w, p throws(ProtocolError) in try w.kdf(p) }
         case .items(let items):
@@ -69,7 +70,8 @@ extension Reply {
                 VaultStatus(
                     uid: try r.u32(), hasVault: try r.bool(field: "hasVault"), unlocked: try r.lockClasses(),
                     sessionCount: try r.u32(), passwordOutOfSync: try r.bool(field: "passwordOutOfSync"),
-                    itemsNotInKernel: try r.u32(), hasRecoveryKey: try r.bool(field: "hasRecoveryKey")))
+                    itemsNotInKernel: try r.u32(), hasRecoveryKey: try r.bool(field: "hasRecoveryKey"),
+                    lockIncomplete: try r.lockClasses()))
         case .kdfParametersReply:
             return .kdfParameters(try r.optional(field: "parameters") { r throws(ProtocolError) in try r.kdf() })
         case .items:

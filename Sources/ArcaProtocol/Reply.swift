@@ -55,11 +55,14 @@ public struct VaultStatus: Sendable, Hashable {
     public var itemsNotInKernel: UInt32
     /// Whether a recovery key is enrolled for the vault.
     public var hasRecoveryKey: Bool
+    /// Classes that are locked in the vault but whose kernel keys arcad could not
+    /// all destroy: the lock is incomplete and their secrets may still be readable.
+    public var lockIncomplete: LockClasses
 
     /// A status from its parts.
     public init(
         uid: UInt32, hasVault: Bool, unlocked: LockClasses, sessionCount: UInt32, passwordOutOfSync: Bool,
-        itemsNotInKernel: UInt32, hasRecoveryKey: Bool = false
+        itemsNotInKernel: UInt32, hasRecoveryKey: Bool = false, lockIncomplete: LockClasses = []
     ) {
         self.uid = uid
         self.hasVault = hasVault
@@ -68,6 +71,7 @@ public struct VaultStatus: Sendable, Hashable {
         self.passwordOutOfSync = passwordOutOfSync
         self.itemsNotInKernel = itemsNotInKernel
         self.hasRecoveryKey = hasRecoveryKey
+        self.lockIncomplete = lockIncomplete
     }
 }
 

@@ -19,6 +19,11 @@ public enum ArcaStatus: Int32, Sendable, CaseIterable {
     case decode = -26275
     /// The caller may not use this access group or principal (`errSecMissingEntitlement`).
     case missingEntitlement = -34018
+    /// A lock could not destroy every kernel key of the class (`errSecInternalComponent`):
+    /// the secrets may still be readable, and the lock is not done.
+    case internalComponent = -2070
+    /// The user's vault is at its size limit, arca.conf `max_vault_bytes` (`errSecQuotaExceeded`).
+    case quotaExceeded = -67596
 }
 
 /// The version of Arca and of its socket protocol.

@@ -27,6 +27,10 @@ public let errSecInteractionNotAllowed: OSStatus = -25308
 public let errSecDecode: OSStatus = -26275
 /// A required entitlement isn't present: the access group or principal is not allowed.
 public let errSecMissingEntitlement: OSStatus = -34018
+/// A lock could not destroy every kernel key of the class.
+public let errSecInternalComponent: OSStatus = -2070
+/// The user's vault is at its size limit (arca.conf `max_vault_bytes`).
+public let errSecQuotaExceeded: OSStatus = -67596
 
 /// The item class key.
 nonisolated(unsafe) public let kSecClass: CFString = "class"

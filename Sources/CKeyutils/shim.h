@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 /* clone() and CLONE_VM are GNU extensions; the module is not built with
@@ -73,6 +74,16 @@ static inline long arca_raw_syscall(long n, long a1, long a2, long a3, long a4, 
 #define ARCA_USER_OP_FIND 1  /* search @u (direct links first) for keyring `description` */
 #define ARCA_USER_OP_LINK 2  /* link `ring` into @u, displacing a keyring of the same description */
 #define ARCA_USER_OP_CLEAR 4 /* clear @u (account deletion) */
+/* Account deletion: act as @u's owner (effective and fs uid too, not only the
+ * real uid) and put back @u's default permissions before clearing it, so that a
+ * `keyctl setperm` the deleted user made does not outlive the account. */
+#define ARCA_USER_OP_RESET 8
+/* Wait for the child by polling waitpid, the path taken when pidfd_open fails;
+ * lets tests prove that path is bounded too. */
+#define ARCA_USER_OP_POLL_WAIT 16
+/* The permissions the kernel gives a new user keyring (since 5.3):
+ * possessor all but setattr, owner all. */
+#define ARCA_USER_KEYRING_DEFAULT_PERM 0x1f3f0000
 
 /* Which step failed, reported with its errno. */
 #define ARCA_USER_STEP_NONE 0
@@ -84,6 +95,7 @@ static inline long arca_raw_syscall(long n, long a1, long a2, long a3, long a4, 
 #define ARCA_USER_STEP_CLEAR 6
 #define ARCA_USER_STEP_WAIT 7
 #define ARCA_USER_STEP_CHILD_DIED 8
+#define ARCA_USER_STEP_SETPERM 9
 
 typedef struct {
     int32_t user_keyring; /* serial of the user's @u */
@@ -91,6 +103,7 @@ typedef struct {
     int32_t step;         /* ARCA_USER_STEP_* that failed, 0 on success */
     int32_t error;        /* errno of that step */
     int32_t done;         /* set by the child as its last act */
+    uint32_t old_perm;    /* ARCA_USER_OP_RESET: @u's permissions before the reset */
 } arca_user_op_result;
 
 typedef struct {
@@ -105,7 +118,11 @@ typedef struct {
 static int arca_user_op_child(void *argument) {
     arca_user_op_request *request = (arca_user_op_request *)argument;
     arca_user_op_result *result = request->result;
-    long r = arca_raw_syscall(SYS_setresuid, (long)request->uid, -1, -1, 0, 0);
+    /* Normally only the real uid changes (it selects @u); the effective and fs
+     * uid stay 0 so that root-owned rings keep their owner permissions. To reset
+     * @u the child becomes its owner outright. */
+    long euid = (request->ops & ARCA_USER_OP_RESET) ? (long)request->uid : -1;
+    long r = arca_raw_syscall(SYS_setresuid, (long)request->uid, euid, -1, 0, 0);
     if (r < 0) {
         result->step = ARCA_USER_STEP_SETUID;
         result->error = (int32_t)-r;
@@ -136,6 +153,33 @@ static int arca_user_op_child(void *argument) {
         r = arca_raw_syscall(SYS_keyctl, KEYCTL_LINK, request->ring, KEY_SPEC_USER_KEYRING, 0, 0);
         if (r < 0) {
             result->step = ARCA_USER_STEP_LINK;
+            result->error = (int32_t)-r;
+            return 1;
+        }
+    }
+    if (request->ops & ARCA_USER_OP_RESET) {
+        /* KEYCTL_DESCRIBE into a small buffer on this stack: "keyring;uid;gid;perm;..." */
+        char record[96];
+        long n = arca_raw_syscall(SYS_keyctl, KEYCTL_DESCRIBE, KEY_SPEC_USER_KEYRING, (long)record,
+                                  (long)sizeof record, 0);
+        if (n > 0) {
+            /* The fourth field is the permission mask in hex. */
+            int field = 0;
+            uint32_t perm = 0;
+            for (long i = 0; i < n && i < (long)sizeof record && record[i] != 0; i++) {
+                char c = record[i];
+                if (c == ';') {
+                    if (++field > 3) break;
+                    continue;
+                }
+                if (field != 3) continue;
+                perm = perm * 16 + (uint32_t)(c >= 'a' ? c - 'a' + 10 : c >= 'A' ? c - 'A' + 10 : c - '0');
+            }
+            result->old_perm = perm;
+        }
+        r = arca_raw_syscall(SYS_keyctl, KEYCTL_SETPERM, KEY_SPEC_USER_KEYRING, ARCA_USER_KEYRING_DEFAULT_PERM, 0, 0);
+        if (r < 0) {
+            result->step = ARCA_USER_STEP_SETPERM;
             result->error = (int32_t)-r;
             return 1;
         }
@@ -186,8 +230,14 @@ static inline int arca_keyring_as_user(uid_t uid, int ops, const char *descripti
         return -1;
     }
 
-    /* Bounded wait: a pidfd becomes readable when the child exits. */
-    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    /* Bounded wait on every path. A pidfd becomes readable when the child
+     * exits; without one (a kernel before 5.3, a seccomp filter) poll waitpid
+     * with WNOHANG every 200 µs. Either way a child still alive at the deadline
+     * (the user stopped it) is killed: SIGKILL ends even a stopped task, so the
+     * final blocking waitpid returns at once. */
+    int status = 0;
+    pid_t w = 0;
+    int pidfd = (ops & ARCA_USER_OP_POLL_WAIT) ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
     if (pidfd >= 0) {
         struct pollfd pfd = {.fd = pidfd, .events = POLLIN, .revents = 0};
         int n;
@@ -198,13 +248,31 @@ static inline int arca_keyring_as_user(uid_t uid, int ops, const char *descripti
             kill(pid, SIGKILL);
         }
         close(pidfd);
+    } else {
+        long waited_us = 0;
+        for (;;) {
+            do {
+                w = waitpid(pid, &status, WNOHANG);
+            } while (w < 0 && errno == EINTR);
+            if (w != 0) break;
+            if (waited_us >= (long)timeout_ms * 1000) {
+                kill(pid, SIGKILL);
+                break;
+            }
+            struct timespec pause = {0, 200 * 1000};
+            nanosleep(&pause, NULL);
+            waited_us += 200;
+        }
     }
-    int status = 0;
-    pid_t w;
-    do {
-        w = waitpid(pid, &status, 0);
-    } while (w < 0 && errno == EINTR);
-    int wait_errno = errno;
+    int wait_errno = 0;
+    if (w == 0) {
+        do {
+            w = waitpid(pid, &status, 0);
+        } while (w < 0 && errno == EINTR);
+        wait_errno = errno;
+    } else if (w < 0) {
+        wait_errno = errno;
+    }
     /* The child is gone (reaped, or auto-reaped if SIGCHLD is ignored): its stack is free. */
     munmap(stack, ARCA_USER_OP_STACK_SIZE);
 

@@ -68,7 +68,8 @@ extension DaemonTests {
 
         let status = try object(try arcad.arca(["status", "--json"]).stdout)
         #expect(Set(status.keys) == ["uid", "hasVault", "unlocked", "sessionCount", "passwordOutOfSync",
-                                     "itemsNotInKernel", "hasRecoveryKey"])
+                                     "itemsNotInKernel", "hasRecoveryKey", "lockIncomplete"])
+        #expect(status["lockIncomplete"] as? [String] == [])
         #expect(status["uid"] as? Int == Int(arcad.owner.uid) && status["hasVault"] as? Bool == true)
         #expect(status["unlocked"] as? [String] == ["when-unlocked", "after-first-unlock"])
         #expect(status["sessionCount"] as? Int == 0 && status["itemsNotInKernel"] as? Int == 0)

@@ -9,8 +9,13 @@ import Synchronization
 /// The in-memory twin of the kernel keyring: what arcad would have installed.
 final class RecordingKernel: KernelPublishing, @unchecked Sendable {
     private let rings = Mutex<[String: [String: [UInt8]]]>([:])
+    /// While true, removals fail and leave the ring in place (a kernel that refuses).
+    let removalsFail = Atomic<Bool>(false)
+    /// While true, installs fail and the old ring cannot be destroyed either.
+    let installsFail = Atomic<Bool>(false)
 
-    func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> Int {
+    func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> InstallResult {
+        if installsFail.load(ordering: .relaxed) { return InstallResult(notLoaded: items.count, oldKeysRemain: true) }
         var ring: [String: [UInt8]] = [:]
         var notLoaded = 0
         for item in items {
@@ -21,7 +26,7 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
             ring[item.key.keyDescription] = item.secret.withUnsafeBytes { Array($0) }
         }
         rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] = ring }
-        return notLoaded
+        return InstallResult(notLoaded: notLoaded)
     }
 
     func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome {
@@ -44,8 +49,10 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
         purged.append(uid)
     }
 
-    func remove(uid: UInt32, class kernelClass: KernelClass) {
+    func remove(uid: UInt32, class kernelClass: KernelClass) -> Bool {
+        if removalsFail.load(ordering: .relaxed) { return false }
         rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] = nil }
+        return true
     }
 
     private let services = Mutex<[UInt32: [String: [UInt8]]]>([:])

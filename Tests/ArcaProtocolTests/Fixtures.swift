@@ -103,7 +103,7 @@ enum Fixtures {
         .status(
             VaultStatus(
                 uid: 1000, hasVault: true, unlocked: .all, sessionCount: 2, passwordOutOfSync: false,
-                itemsNotInKernel: 0, hasRecoveryKey: true)),
+                itemsNotInKernel: 0, hasRecoveryKey: true, lockIncomplete: .whenUnlocked)),
         .status(
             VaultStatus(
                 uid: .max, hasVault: false, unlocked: [], sessionCount: .max, passwordOutOfSync: true,

@@ -20,31 +20,44 @@ enum UserKeyringSwitch {
         var userKeyring: Int32
         /// The serial of the keyring found by description in `@u`, if any.
         var found: Int32?
+        /// With `reset`: `@u`'s permissions before they were put back to the default.
+        var previousPermissions: UInt32 = 0
     }
+
+    /// The permissions the kernel gives a new user keyring (5.3 and later), which
+    /// a purge puts back. The corresponding C constant is `ARCA_USER_KEYRING_DEFAULT_PERM`.
+    static let defaultUserKeyringPermissions = UInt32(ARCA_USER_KEYRING_DEFAULT_PERM)
 
     /// How long to wait for the child before killing it: it does three system
     /// calls (~0.2 ms), so only a stopped or starved child takes this long. The
-    /// child runs with the user's real uid, so the user could SIGSTOP it while
-    /// arcad holds its keyring writer lock: the bound must stay well under
-    /// pam_arca's 3 s timeout, so that one user cannot stall others' logins.
+    /// child runs with the user's real uid, so the user may SIGSTOP it; arcad then
+    /// holds only that user's keyring lock (never a process-wide one), so the
+    /// stall is the user's own, and the bound keeps it well under pam_arca's 3 s.
     static let timeoutMilliseconds: Int32 = 1_000
 
     /// As user `uid`: optionally find the keyring `description` in `@u`, then
     /// optionally link `ring` into `@u` (displacing the found one), then optionally
-    /// clear `@u`. The corresponding C function is `arca_keyring_as_user`.
+    /// (`reset`, as `@u`'s owner) put back `@u`'s default permissions, then optionally
+    /// clear `@u`. `pollWait` waits by polling `waitpid`, the path taken when
+    /// `pidfd_open` fails. The corresponding C function is `arca_keyring_as_user`.
     static func run(
-        uid: UInt32, find description: String?, link ring: Int32? = nil, clear: Bool = false
+        uid: UInt32, find description: String?, link ring: Int32? = nil, reset: Bool = false, clear: Bool = false,
+        pollWait: Bool = false
     ) throws(KeyringError) -> Outcome {
         var ops: Int32 = 0
         if description != nil { ops |= ARCA_USER_OP_FIND }
         if ring != nil { ops |= ARCA_USER_OP_LINK }
+        if reset { ops |= ARCA_USER_OP_RESET }
         if clear { ops |= ARCA_USER_OP_CLEAR }
+        if pollWait { ops |= ARCA_USER_OP_POLL_WAIT }
         var result = arca_user_op_result()
         let status = (description ?? "").withCString { cDescription in
             arca_keyring_as_user(uid, ops, cDescription, ring ?? 0, timeoutMilliseconds, &result)
         }
         if status == 0 {
-            return Outcome(userKeyring: result.user_keyring, found: result.found == 0 ? nil : result.found)
+            return Outcome(
+                userKeyring: result.user_keyring, found: result.found == 0 ? nil : result.found,
+                previousPermissions: result.old_perm)
         }
         let code = KeyringErrno(rawValue: result.error)
         let operation: String
@@ -55,6 +68,7 @@ enum UserKeyringSwitch {
         case ARCA_USER_STEP_FIND: operation = "keyctl_search(@u)"
         case ARCA_USER_STEP_LINK: operation = "keyctl_link(@u)"
         case ARCA_USER_STEP_CLEAR: operation = "keyctl_clear(@u)"
+        case ARCA_USER_STEP_SETPERM: operation = "keyctl_setperm(@u)"
         case ARCA_USER_STEP_WAIT: operation = "waitpid"
         default:
             throw KeyringError.helperFailed(uid: uid, signal: result.error)
