@@ -116,6 +116,8 @@ let credentials: CredentialServer
 do {
     daemon = try Daemon(config: config)
     daemon.restoreParkedKeys()
+    // A user deleted while arcad was down: clear their keyrings now, not in a minute.
+    daemon.purgeDeletedUsers()
     // An arcad restart re-grants everything in system.db.
     daemon.deliverSystemGrants()
     server = try Server(config: config, handler: daemon)

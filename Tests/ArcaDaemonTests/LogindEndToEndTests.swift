@@ -114,7 +114,7 @@ struct LogindEndToEndTests {
 
     @Test("without a system bus arcad serves, says so once, and picks the bus up when it appears")
     func noBusThenBus() throws {
-        try withThrowawayUsers(1, prefix: "arcal", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) { users in
+        try withThrowawayUsers(1, prefix: "arcal", cleanup: { _ = KeyringLayout().purge(user: $0.uid) }) { users in
             let user = users[0]
             let directory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("arca-logind-\(UUID().uuidString)").path

@@ -352,7 +352,7 @@ func serial(of description: String) -> Int32? {
 
 /// Runs `body` with a fresh world for one throwaway user; tears everything down after.
 func withLogindWorld(config: String = "", sessions: (UInt32) -> [String], _ body: (LogindWorld) throws -> Void) throws {
-    try withThrowawayUsers(1, prefix: "arcal", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) { users in
+    try withThrowawayUsers(1, prefix: "arcal", cleanup: { _ = KeyringLayout().purge(user: $0.uid) }) { users in
         let world = try LogindWorld(user: users[0], config: config, sessions: sessions(users[0].uid))
         defer { world.stop() }
         try body(world)

@@ -190,7 +190,8 @@ case "grant":  // grant <uid> <description> (secret on stdin); as root
 case "purge":  // purge <uid>; as root
     status = report {
         guard let uid = UInt32(arg(0)) else { throw KeyringErrno.invalidArgument }
-        try KeyringLayout().purge(user: uid)
+        let purged = KeyringLayout().purge(user: uid)
+        guard purged.isComplete else { throw KeyringError.notDestroyed(remaining: purged.notDestroyed) }
         return "purged"
     }
 default:

@@ -63,7 +63,8 @@ extension KeyringRootTests {
             let serials = Set(
                 try [wu.ring, afu.ring, svc.ring].flatMap { [$0.rawValue] + (try $0.links().map(\.rawValue)) })
             #expect(serials.count == 6)
-            try layout.purge(user: owner.uid)
+            let purged = layout.purge(user: owner.uid)
+            #expect(purged.isComplete && purged.destroyed == 6 && purged.changedPermissions == nil)
             #expect(try layout.ring(user: owner.uid, class: .whenUnlocked) == nil)
             #expect(try layout.ring(user: owner.uid, class: .afterFirstUnlock) == nil)
             #expect(try layout.revoke(uid: owner.uid) == 0)
@@ -85,8 +86,8 @@ extension KeyringRootTests {
         try requireRootAndKeyring()
         for _ in 0..<20 {
             let uid = UInt32(3_800_000 + Int.random(in: 0..<99_999))
-            defer { try? layout.purge(user: uid) }
-            try layout.purge(user: uid)
+            defer { layout.purge(user: uid) }
+            #expect(layout.purge(user: uid).isComplete)
             #expect(try layout.ring(user: uid, class: .whenUnlocked) == nil)
             let report = try layout.install(
                 user: uid, class: .whenUnlocked, items: [try testItem(service: "m", account: "a")])

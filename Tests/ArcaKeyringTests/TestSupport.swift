@@ -36,7 +36,7 @@ extension TestUser {
 /// Two throwaway users; their keyrings are purged and the users removed afterwards.
 func withTwoUsers(_ body: (TestUser, TestUser) throws -> Void) throws {
     try requireRootAndKeyring()
-    try withThrowawayUsers(2, prefix: "arcakt", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) { users in
+    try withThrowawayUsers(2, prefix: "arcakt", cleanup: { _ = KeyringLayout().purge(user: $0.uid) }) { users in
         try body(users[0], users[1])
     }
 }

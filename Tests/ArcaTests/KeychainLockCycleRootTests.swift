@@ -10,7 +10,7 @@ import Testing
 @Suite struct KeychainLockCycleRootTests {
     @Test func lockedItemsAreErrorsAndComeBackOnUnlock_root() throws {
         let socket = try LiveArcad.startWithoutVault()
-        try withThrowawayUsers(1, prefix: "arcal", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) { users in
+        try withThrowawayUsers(1, prefix: "arcal", cleanup: { _ = KeyringLayout().purge(user: $0.uid) }) { users in
             let result = try users[0].run([builtExecutable("arca-lib-probe"), socket])
             #expect(result.status == 0)
             #expect(

@@ -19,7 +19,7 @@ struct SystemServiceTests {
         .add(AddRequest(vault: .system, itemClass: .genericPassword, attributes: pg, secret: Array(secret.utf8)))
     }
 
-    func purge(_ user: TestUser) { try? KeyringLayout().purge(user: user.uid) }
+    func purge(_ user: TestUser) { _ = KeyringLayout().purge(user: user.uid) }
 
     /// What `user` reads from its persistent keyring in a fresh session: "ok <hex>" or "error …".
     func serviceRead(_ user: TestUser) throws -> String {

@@ -139,7 +139,7 @@ var userUID: UInt32?
 
 func cleanUp() {
     if let uid = userUID {
-        try? KeyringLayout().purge(user: uid)
+        _ = KeyringLayout().purge(user: uid)
         _ = spawn(["userdel", "-f", userName])
     }
     kill(arcadPID, SIGTERM)

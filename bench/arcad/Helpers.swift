@@ -26,11 +26,8 @@ func runHelperModeIfAsked() {
     case "--pam-pairs": pamPairsMain(Array(arguments.dropFirst()))
     case "--purge":
         guard arguments.count == 2, let uid = UInt32(arguments[1]) else { helperFail("usage: bench-arcad --purge UID") }
-        do {
-            try KeyringLayout().purge(user: uid)
-        } catch {
-            helperFail("purge: \(error)")
-        }
+        let report = KeyringLayout().purge(user: uid)
+        guard report.isComplete else { helperFail("purge incomplete: \(report.failures)") }
         exit(0)
     default: return
     }

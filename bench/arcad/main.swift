@@ -183,5 +183,5 @@ print("target: arcad RSS ≤ 30 MB")
 _ = try? setup.send(.lockAll)
 arcad.terminate()
 arcad.waitUntilExit()
-for uid in users { try? KeyringLayout().purge(user: uid) }
+for uid in users { _ = KeyringLayout().purge(user: uid) }
 try? FileManager.default.removeItem(atPath: work)

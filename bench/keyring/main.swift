@@ -4,6 +4,8 @@
 //   lock 1,000 items         KeyringLayout.remove: syscall time, and time until gone from /proc/keys
 //   read one item            KeyringReader (search + read) beside the raw keyutils C calls
 //   keyctl print             a whole process, the floor for any CLI read
+//   lock under a flood       remove 1,000 items of one uid while another uid floods puts (issue 13)
+//   root headroom            root's quota left after one uid filled its budget, against the reserve
 //
 // Runs as root. Items go to a synthetic uid (no account needed: the kernel keys
 // user keyrings by number) that is purged at the end.
@@ -11,6 +13,7 @@ import ArcaCrypto
 import ArcaKeyring
 import CKeyutils
 import Foundation
+import Synchronization
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
@@ -32,6 +35,8 @@ guard getuid() == 0 else {
 }
 
 let uid = UInt32(3_900_000 + Int.random(in: 0..<99_999))
+let flooder = uid + 100_000
+let budgetFiller = uid + 200_000
 let layout = KeyringLayout()
 
 func runBench() throws {
@@ -158,6 +163,50 @@ func runBench() throws {
         guard spawned == 0, status == 0 else { throw KeyringError.procfs(path: "keyctl pipe failed") }
     }
 
+    // Lock 1,000 items of one uid while another uid floods adds (replacing 100 items
+    // in a loop, each a staged add + chown + setperm + link + invalidate).
+    let stopFlood = Atomic(false)
+    let floodPuts = Atomic(0)
+    try layout.install(user: flooder, class: .whenUnlocked, items: [])
+    let floodItems = try (0..<100).map { i in
+        KeyringItem(
+            key: .genericPassword(GenericPasswordKey(service: "flood", account: "f\(i)")),
+            secret: try SecretBytes.random(count: 1_024))
+    }
+    let floodThread = Thread {
+        var i = 0
+        while !stopFlood.load(ordering: .relaxed) {
+            _ = try? layout.put(item: floodItems[i % floodItems.count], user: flooder, class: .whenUnlocked)
+            floodPuts.add(1, ordering: .relaxed)
+            i += 1
+        }
+    }
+    floodThread.start()
+    var floodedLocks: [Double] = []
+    for _ in 0..<5 {
+        _ = try layout.install(user: uid, class: .whenUnlocked, items: items)
+        let start = now()
+        _ = try layout.remove(user: uid, class: .whenUnlocked)
+        floodedLocks.append(now() - start)
+    }
+    stopFlood.store(true, ordering: .relaxed)
+    while !floodThread.isFinished { usleep(1_000) }
+    layout.purge(user: flooder)
+
+    // One uid at its budget: 32 KB items until the budget stops them; then root's
+    // headroom must stay above the reserve arcad leaves to everything else.
+    let large = try (0..<200).map { i in
+        KeyringItem(
+            key: .genericPassword(GenericPasswordKey(service: "fill", account: "b\(i)")),
+            secret: try SecretBytes.random(count: 32_000))
+    }
+    let filled = try layout.install(user: budgetFiller, class: .whenUnlocked, items: large)
+    let root = try KeyQuota.root()
+    let share = layout.budget.rootSharePercent
+    let reserveBytes = root.maximumBytes / 100 * (100 - share)
+    let reserveKeys = root.maximumKeys / 100 * (100 - share)
+    layout.purge(user: budgetFiller)
+
     func ms(_ seconds: Double) -> String { String(format: "%8.2f ms", seconds * 1_000) }
     func us(_ seconds: Double) -> String { String(format: "%8.2f µs", seconds * 1_000_000) }
     let rawMedian = median(raw)
@@ -176,14 +225,23 @@ func runBench() throws {
     print(pad("read one item, into new SecretBytes") + us(median(libraryAlloc))
         + String(format: "   (%.2f× raw; sodium_malloc + mlock per secret)", median(libraryAlloc) / rawMedian))
     print(pad("whole process: keyctl pipe <id>") + us(median(prints)) + "   (floor for a CLI read)")
+    print(pad("lock 1,000 items while another uid floods") + ms(median(floodedLocks))
+        + "   max \(ms(floodedLocks.max() ?? 0).trimmingCharacters(in: .whitespaces)), "
+        + "\(floodPuts.load(ordering: .relaxed)) flood puts meanwhile; unflooded \(ms(median(lockCalls)).trimmingCharacters(in: .whitespaces))")
+    print(pad("one uid at its budget (32 KB items)") + String(format: "%8d of", filled.loaded)
+        + " 200 loaded (budget \(layout.budget.bytesPerUser) bytes, \(layout.budget.keysPerUser) keys)")
+    let headroomOK = root.headroomBytes > reserveBytes && root.headroomKeys > reserveKeys
+    print(pad("root's quota headroom after that") + String(format: "%8d B", root.headroomBytes)
+        + ", \(root.headroomKeys) keys; reserve \(reserveBytes) B, \(reserveKeys) keys: "
+        + (headroomOK ? "above the reserve" : "BELOW THE RESERVE"))
 }
 
 do {
-    try layout.purge(user: uid)
+    layout.purge(user: uid)
     try runBench()
-    try layout.purge(user: uid)
+    layout.purge(user: uid)
 } catch {
-    try? layout.purge(user: uid)
+    for synthetic in [uid, flooder, budgetFiller] { layout.purge(user: synthetic) }
     FileHandle.standardError.write("bench-keyring: \(error)\n".data(using: .utf8) ?? Data())
     exit(1)
 }

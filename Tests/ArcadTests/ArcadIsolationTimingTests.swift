@@ -1,0 +1,80 @@
+import ArcaCrypto
+import ArcaKeyring
+import ArcaProtocol
+import ArcaTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// One user cannot stall another's keyring work (issue 13, point 4): mallory
+/// SIGSTOPs every process she may signal, in a loop (arcad's uid-switch helper
+/// for her runs with her real uid, so each of her unlocks stalls until arcad
+/// kills the helper), while alice's lock, unlock and add are timed. Holds a
+/// stopwatch, so the suite's name ends in TimingTests and runs alone.
+@Suite("arcad: one user's stopped helper never stalls another user (root, real kernel)", .serialized)
+struct ArcadIsolationTimingTests {
+    @Test("attack: while mallory stops her helpers in a loop, alice's lock, unlock and add each take < 50 ms")
+    func stoppedHelperStallsNobodyElse() throws {
+        try withThrowawayUsers(2, prefix: "keyringt", cleanup: { _ = KeyringLayout().purge(user: $0.uid) }) { users in
+            let (mallory, alice) = (users[0], users[1])
+            let arcad = try RunningArcad()
+            defer { arcad.stop() }
+            let malloryKey = try derive("pw-mallory")
+            let aliceKey = try derive("pw-alice")
+            #expect(try arcad.send(.enroll(uid: mallory.uid, key: malloryKey, parameters: e2eParameters)) == .ok)
+            #expect(try arcad.send(.enroll(uid: alice.uid, key: aliceKey, parameters: e2eParameters)) == .ok)
+
+            let stopper = Process()
+            stopper.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            stopper.arguments = Array(
+                mallory.command(["sh", "-c", "while :; do kill -STOP -1 2>/dev/null; done"]).dropFirst())
+            try stopper.run()
+            defer {
+                kill(stopper.processIdentifier, SIGKILL)
+                stopper.waitUntilExit()
+            }
+            // Mallory keeps arcad busy with her own helpers: each unlock links a new ring
+            // into her @u through a helper that the stopper freezes.
+            let done = Atomic(false)
+            let malloryRounds = Atomic(0)
+            let flood = Thread {
+                while !done.load(ordering: .relaxed) {
+                    _ = try? arcad.send(.lock(uid: mallory.uid, classes: .whenUnlocked))
+                    _ = try? arcad.send(.unlock(uid: mallory.uid, key: malloryKey))
+                    malloryRounds.add(1, ordering: .relaxed)
+                }
+            }
+            flood.start()
+            usleep(300_000)
+
+            var worst: [String: Double] = ["lock": 0, "unlock": 0, "add": 0]
+            func timed(_ name: String, _ request: Request, expect reply: Reply) throws {
+                let start = Clock.monotonicSeconds()
+                let got = try arcad.send(request)
+                worst[name] = max(worst[name] ?? 0, Clock.monotonicSeconds() - start)
+                #expect(got == reply, "\(name)")
+            }
+            let end = Clock.monotonicSeconds() + 3
+            var rounds = 0
+            while Clock.monotonicSeconds() < end {
+                try timed("lock", .lock(uid: alice.uid, classes: .whenUnlocked), expect: .ok)
+                try timed("unlock", .unlock(uid: alice.uid, key: aliceKey), expect: .ok)
+                try timed("add", add(alice.uid, "mail", "a\(rounds)", "s"), expect: .items([]))
+                rounds += 1
+            }
+            done.store(true, ordering: .relaxed)
+            kill(stopper.processIdentifier, SIGKILL)
+            _ = try? run(["pkill", "-CONT", "-u", "\(mallory.uid)"])
+            // Wait for mallory's last (stalled) request so arcad.stop() finds it idle.
+            while !flood.isFinished { usleep(10_000) }
+
+            #expect(rounds >= 10)
+            #expect(malloryRounds.load(ordering: .relaxed) >= 1)
+            for (name, seconds) in worst.sorted(by: { $0.key < $1.key }) {
+                #expect(seconds < 0.050, "alice's \(name) took \(Int(seconds * 1000)) ms")
+            }
+            // Alice's items did reach the kernel meanwhile.
+            #expect(try alice.kernelRead("arca:genp:mail:a0") == "ok " + hex("s"))
+        }
+    }
+}
