@@ -40,27 +40,30 @@ enum KeyScan {
         return found
     }
 
-    /// The serials to destroy to remove `uid`'s ring of `description` without the
-    /// ledger: every tagged ring of that description and what it links, and every
-    /// tagged item key that no other tagged ring of the uid (its other class, a
-    /// service ring) still links.
-    static func orphans(uid: UInt32, ringDescription: String) throws(KeyringError) -> [KeySerial] {
+    /// What to destroy to remove `uid`'s ring of `description` without the ledger:
+    /// every tagged ring of that description, what it links, and every tagged item
+    /// key that no other tagged ring of the uid (its other class, a service ring)
+    /// still links.
+    static func orphans(uid: UInt32, ringDescription: String) throws(KeyringError)
+        -> (rings: [KeySerial], keys: [KeySerial])
+    {
         let tagged = try tagged(uid: uid)
-        var targets: [KeySerial] = []
+        var rings: [KeySerial] = []
+        var keys: [KeySerial] = []
         var keep = Set<KeySerial>()
         for (serial, info) in tagged where info.type == "keyring" {
             let links = (try? serial.links()) ?? []
             if info.description == ringDescription {
-                targets.append(serial)
-                targets.append(contentsOf: links)
+                rings.append(serial)
+                keys.append(contentsOf: links)
             } else {
                 keep.formUnion(links)
             }
         }
         for (serial, info) in tagged where info.type == "user" && !keep.contains(serial) {
-            targets.append(serial)
+            keys.append(serial)
         }
         var seen = Set<KeySerial>()
-        return targets.filter { seen.insert($0).inserted }
+        return (rings, keys.filter { seen.insert($0).inserted })
     }
 }

@@ -66,8 +66,8 @@ public struct KeyringLayout: Sendable {
                 throw error
             }
             try? built.ring.ring.unlink(from: .threadKeyring)
+            defer { user.rings[itemClass] = built.ring }
             try retire(&user, uid: uid, class: itemClass, sparing: Set(built.ring.serials))
-            user.rings[itemClass] = built.ring
             return built.report
         }
     }
@@ -161,20 +161,29 @@ public struct KeyringLayout: Sendable {
             // Keys linked into the ring by anyone else (nobody can: possessors lack link).
             keys.append(contentsOf: (try? owned.ring.links()) ?? [])
         }
+        var scanError: KeyringError?
         if !user.scanned.contains(itemClass) {
-            keys.append(contentsOf: try KeyScan.orphans(uid: uid, ringDescription: itemClass.ringDescription))
-            user.scanned.insert(itemClass)
+            // Rings an earlier arcad made, which this ledger never saw.
+            do throws(KeyringError) {
+                let found = try KeyScan.orphans(uid: uid, ringDescription: itemClass.ringDescription)
+                rings.append(contentsOf: found.rings)
+                keys.append(contentsOf: found.keys)
+                user.scanned.insert(itemClass)
+            } catch {
+                scanError = error
+            }
         }
         let targets = (rings + keys).filter { !sparing.contains($0) }
         var failed = destroy(targets)
         if !failed.isEmpty, let found = try? KeyScan.orphans(uid: uid, ringDescription: itemClass.ringDescription) {
             // Second chance, through the fallback: whatever is still there by owner and tag.
-            failed = destroy(Array(Set(failed).union(found).subtracting(sparing)))
+            failed = destroy(Array(Set(failed).union(found.rings + found.keys).subtracting(sparing)))
         }
         user.leftovers = failed
         if !failed.isEmpty { throw KeyringError.notDestroyed(remaining: failed.count) }
-        let ringSet = Set(rings)
-        return Set(targets).subtracting(ringSet).count
+        // What the ledger knew is gone, but without the scan nobody can say the rest is.
+        if let scanError { throw scanError }
+        return Set(targets).subtracting(rings).count
     }
 
     /// Invalidates each serial, rings first as listed; returns those still alive.

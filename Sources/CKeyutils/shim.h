@@ -249,19 +249,22 @@ static inline int arca_keyring_as_user(uid_t uid, int ops, const char *descripti
         }
         close(pidfd);
     } else {
-        long waited_us = 0;
+        /* Against the clock, not by counting sleeps: a loaded machine oversleeps. */
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long deadline_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec + (long long)timeout_ms * 1000000LL;
         for (;;) {
             do {
                 w = waitpid(pid, &status, WNOHANG);
             } while (w < 0 && errno == EINTR);
             if (w != 0) break;
-            if (waited_us >= (long)timeout_ms * 1000) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if ((long long)now.tv_sec * 1000000000LL + now.tv_nsec >= deadline_ns) {
                 kill(pid, SIGKILL);
                 break;
             }
             struct timespec pause = {0, 200 * 1000};
             nanosleep(&pause, NULL);
-            waited_us += 200;
         }
     }
     int wait_errno = 0;

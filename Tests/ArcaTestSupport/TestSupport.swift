@@ -51,6 +51,33 @@ public struct TestUser: Sendable {
     public var uid: UInt32
     public var gid: UInt32
 
+    /// A user by name and ids (for one made outside `withThrowawayUsers`).
+    public init(name: String, uid: UInt32, gid: UInt32) {
+        self.name = name
+        self.uid = uid
+        self.gid = gid
+    }
+
+    /// Starts a process of this user that sends SIGSTOP, in a loop, to every process
+    /// the user may signal (as an attacker would to a helper running with their uid).
+    /// `stopSignalling` ends it and resumes what it stopped.
+    public func startStoppingEverything() throws -> Process {
+        let stopper = Process()
+        stopper.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        stopper.arguments = Array(command(["sh", "-c", "while :; do kill -STOP -1 2>/dev/null; done"]).dropFirst())
+        try stopper.run()
+        return stopper
+    }
+
+    /// Ends a `startStoppingEverything` process (once; later calls do nothing) and sends
+    /// SIGCONT to the user's processes.
+    public func stopSignalling(_ stopper: Process) {
+        guard stopper.isRunning else { return }
+        kill(stopper.processIdentifier, SIGKILL)
+        stopper.waitUntilExit()
+        _ = try? ArcaTestSupport.run(["pkill", "-CONT", "-u", "\(uid)"])
+    }
+
     /// `argv` run as this user (real and effective ids, no supplementary groups).
     public func command(_ argv: [String]) -> [String] {
         ["setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] + argv

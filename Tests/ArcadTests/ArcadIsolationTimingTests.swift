@@ -24,15 +24,8 @@ struct ArcadIsolationTimingTests {
             #expect(try arcad.send(.enroll(uid: mallory.uid, key: malloryKey, parameters: e2eParameters)) == .ok)
             #expect(try arcad.send(.enroll(uid: alice.uid, key: aliceKey, parameters: e2eParameters)) == .ok)
 
-            let stopper = Process()
-            stopper.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            stopper.arguments = Array(
-                mallory.command(["sh", "-c", "while :; do kill -STOP -1 2>/dev/null; done"]).dropFirst())
-            try stopper.run()
-            defer {
-                kill(stopper.processIdentifier, SIGKILL)
-                stopper.waitUntilExit()
-            }
+            let stopper = try mallory.startStoppingEverything()
+            defer { mallory.stopSignalling(stopper) }
             // Mallory keeps arcad busy with her own helpers: each unlock links a new ring
             // into her @u through a helper that the stopper freezes.
             let done = Atomic(false)
@@ -63,8 +56,7 @@ struct ArcadIsolationTimingTests {
                 rounds += 1
             }
             done.store(true, ordering: .relaxed)
-            kill(stopper.processIdentifier, SIGKILL)
-            _ = try? run(["pkill", "-CONT", "-u", "\(mallory.uid)"])
+            mallory.stopSignalling(stopper)
             // Wait for mallory's last (stalled) request so arcad.stop() finds it idle.
             while !flood.isFinished { usleep(10_000) }
 

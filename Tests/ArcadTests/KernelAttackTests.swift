@@ -1,3 +1,4 @@
+import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol
 import ArcaTestSupport
@@ -28,35 +29,25 @@ struct KernelAttackTests {
                 == .ok)
     }
 
-    /// A process of `user` that sends SIGSTOP to every process it may signal, in a
-    /// loop, until killed: arcad's uid-switch helper runs with the user's real uid.
-    func startStopper(_ user: TestUser) throws -> Process {
-        let stopper = Process()
-        stopper.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        stopper.arguments = Array(user.command(["sh", "-c", "while :; do kill -STOP -1 2>/dev/null; done"]).dropFirst())
-        try stopper.run()
-        return stopper
-    }
-
-    func stop(_ stopper: Process, _ user: TestUser) {
-        kill(stopper.processIdentifier, SIGKILL)
-        stopper.waitUntilExit()
-        _ = try? run(["pkill", "-CONT", "-u", "\(user.uid)"])
+    /// arcad with `user` enrolled and one whenUnlocked item, readable from the kernel.
+    func arcadWithItem(_ user: TestUser) throws -> RunningArcad {
+        let arcad = try RunningArcad()
+        try enroll(arcad, user)
+        #expect(try arcad.send(add(user.uid, "mail", "bob", "s3cret")) == .items([]))
+        #expect(try kernelOnlyGet(user, "mail", "bob").stdout == "s3cret")
+        return arcad
     }
 
     @Test("attack: the user sets @u to 0x003f0000 in a session linking it; lock still removes whenUnlocked")
     func lockAfterSetperm() throws {
         try withThrowawayUsers(1, prefix: "keyringa", cleanup: purge) { users in
             let bob = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try arcadWithItem(bob)
             defer { arcad.stop() }
-            try enroll(arcad, bob)
-            #expect(try arcad.send(add(bob.uid, "mail", "bob", "s3cret")) == .items([]))
-            #expect(try kernelOnlyGet(bob, "mail", "bob").stdout == "s3cret")
             let setperm = try bob.run(
                 ["keyctl", "session", "-", "sh", "-c",
                  "keyctl link @u @s && keyctl setperm @u 0x003f0000 && keyctl rdescribe @u"])
-            #expect(setperm.stdout.hasPrefix("keyring;\(bob.uid);") && setperm.stdout.contains(";3f0000;_uid."))
+            #expect(setperm.stdout.hasPrefix("keyring;\(bob.uid);") && setperm.stdout.contains(";003f0000;_uid."))
             // Still readable by its owner: the lock, not the setperm, must make it go.
             #expect(try kernelOnlyGet(bob, "mail", "bob").stdout == "s3cret")
 
@@ -72,15 +63,12 @@ struct KernelAttackTests {
     func lockWhileHelperStopped() throws {
         try withThrowawayUsers(1, prefix: "keyringa", cleanup: purge) { users in
             let bob = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try arcadWithItem(bob)
             defer { arcad.stop() }
-            try enroll(arcad, bob)
-            #expect(try arcad.send(add(bob.uid, "mail", "bob", "s3cret")) == .items([]))
-            #expect(try kernelOnlyGet(bob, "mail", "bob").stdout == "s3cret")
-            let stopper = try startStopper(bob)
+            let stopper = try bob.startStoppingEverything()
             usleep(100_000)
             let reply = try arcad.send(.lock(uid: bob.uid, classes: .all))
-            stop(stopper, bob)
+            bob.stopSignalling(stopper)
             #expect(reply == .ok)
             let after = try kernelOnlyGet(bob, "mail", "bob")
             #expect(after.stdout == "" && after.status != 0, "read after lock: \(after.stdout) \(after.status)")
@@ -153,11 +141,12 @@ struct KernelAttackTests {
             let arcad = try RunningArcad()
             defer { arcad.stop() }
             try enroll(arcad, alice)
-            // The key arcad parked for alice, in root's @u.
-            // procfs files have size 0: read to EOF.
-            let keys = try run(["cat", "/proc/keys"]).stdout.split(separator: "\n")
-            let line = try #require(keys.first { $0.contains(" arcad:parked:") && $0.contains(":\(alice.uid): ") })
-            let serial = try #require(Int32(line.prefix(8), radix: 16))
+            // The key this arcad parked for alice in root's @u: arcad:parked:<tag>:<uid>, the
+            // tag naming its state directory (other arcads on the machine park their own).
+            let digest = try KeyedHash.blake2b(Array((arcad.directory + "/state").utf8), outputLength: 16)
+            let tag = digest.prefix(6).map { String(format: "%02x", $0) }.joined()
+            let search = try run(["keyctl", "search", "@u", "user", "arcad:parked:\(tag):\(alice.uid)"])
+            let serial = try #require(Int32(search.stdout), "no parked key: \(search.stderr)")
             #expect(try KeySerial(rawValue: serial).describe().permissions == 0x003f_0000)
             // root's login session links root's @u; su/runuser/setpriv without pam_keyinit
             // hand that session keyring to the target user.
