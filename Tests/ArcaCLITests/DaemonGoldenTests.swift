@@ -114,10 +114,10 @@ extension DaemonTests {
                     stdout: """
                         Arca keyrings of uid <uid>
                         <id> 1f3f0000  <uid> 65534  keyring: _uid.<uid>
-                        <id> 0b3f0000     0     0   \\_ keyring: arca:afu
-                        <id> 0b3f0000     0     0       \\_ user: arca:inet:example.org:carol:proto=htps:port=443
-                        <id> 0b3f0000     0     0   \\_ keyring: arca:wu
-                        <id> 0b3f0000     0     0       \\_ user: arca:genp:mail:alice
+                        <id> 0b3f0000     0  <uid>   \\_ keyring: arca:afu
+                        <id> 0b3f0000     0  <uid>       \\_ user: arca:inet:example.org:carol:proto=htps:port=443
+                        <id> 0b3f0000     0  <uid>   \\_ keyring: arca:wu
+                        <id> 0b3f0000     0  <uid>       \\_ user: arca:genp:mail:alice
 
                         """),
                 Step(arguments: ["lock"]),
