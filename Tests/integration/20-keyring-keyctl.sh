@@ -36,7 +36,7 @@ check "login-like session: link @u @s, pipe" "s3cret" \
     "$(as_owner keyctl session - sh -c 'keyctl link @u @s && keyctl pipe %user:arca:genp:mail:alice' 2>/dev/null)"
 check "fresh session without @u: EACCES" "keyctl_read_alloc: Permission denied" \
     "$(as_owner keyctl session - keyctl print "$id" 2>&1 >/dev/null | tail -1)"
-check "rdescribe shows root, 0b3f0000" "user;0;0;0b3f0000;arca:genp:mail:alice" "$(as_owner keyctl rdescribe "$id")"
+check "rdescribe shows root, tagged with the uid, 0b3f0000" "user;0;$U;0b3f0000;arca:genp:mail:alice" "$(as_owner keyctl rdescribe "$id")"
 check "owner cannot update" "keyctl_update: Permission denied" "$(echo x | as_owner keyctl pupdate "$id" 2>&1)"
 check "other user cannot print" "keyctl_read_alloc: Permission denied" "$(as_other keyctl print "$id" 2>&1)"
 check "other user cannot describe" "keyctl_describe: Permission denied" "$(as_other keyctl rdescribe "$id" 2>&1)"
