@@ -52,7 +52,10 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     public func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply {
         if config.idleTimeout > 0 { touch(peer.uid) }
         do {
-            return try dispatch(request, peer: peer)
+            guard let uid = Self.keyChecked(by: request) else { return try dispatch(request, peer: peer) }
+            return try checkingKey(of: uid, peer: peer) { () throws(HandlerError) -> Reply in
+                try dispatch(request, peer: peer)
+            }
         } catch {
             return error.reply
         }
@@ -149,6 +152,10 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try changeGrants(query, principals, adding: false, peer: peer)
         case .listGrants:
             return try listGrants(peer: peer)
+        case .loginUnlock(let uid, let key):
+            return try loginUnlock(uid: uid, key: try secretCopy(key), peer: peer)
+        case .confirmCandidate(let uid, let candidate, let session):
+            return try confirmCandidate(uid: uid, candidate: try secretCopy(candidate), session: session, peer: peer)
         }
     }
 

@@ -101,6 +101,7 @@ do {
     case .sessions(let list): print("ok \(list.count)")
     case .recoveryKey: print("ok recovery")
     case .grants(let list): print("ok \(list.count)")
+    case .candidate: print("ok candidate")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")
