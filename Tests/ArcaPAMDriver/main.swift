@@ -9,7 +9,9 @@
 //         the parent waits) | newhandle (pam_end, then pam_start again) | loop:N
 //         (repeat the steps after it N times, printing only the elapsed time)
 //         | pause:FILE (wait until FILE exists, so a test can look around
-//         while a session is open)
+//         while a session is open) | peak (prints "peak <MiB>", the process's
+//         peak resident memory so far: Argon2id's memory shows there, so a test
+//         can tell whether the steps before derived a key)
 //
 // Prints "<step> <pam code>" per step. Test use only.
 //
@@ -110,12 +112,29 @@ func run(_ step: String, _ handle: inout OpaquePointer, quiet: Bool = false) {
     case "newhandle":
         _ = pam_end(handle, PAM_SUCCESS)
         handle = start()
+    case "peak":
+        print("peak \(peakResidentKiB() / 1024)")
+        fflush(stdout)
+        return
     default:
         fputs("unknown step \(step)\n", stderr)
         exit(2)
     }
     if !quiet { print("\(step) \(rc)") }
     fflush(stdout)
+}
+
+/// VmHWM of /proc/self/status, in KiB (0 if unreadable).
+func peakResidentKiB() -> Int {
+    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(cString: line)
+        guard text.hasPrefix("VmHWM:") else { continue }
+        return Int(text.dropFirst(6).filter(\.isNumber)) ?? 0
+    }
+    return 0
 }
 
 func monotonicNanoseconds() -> UInt64 {
