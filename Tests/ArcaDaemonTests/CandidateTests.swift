@@ -14,12 +14,6 @@ struct CandidateTests {
     let alice: UInt32 = 60_041
     let bob: UInt32 = 60_042
 
-    func enrolled(_ t: TestDaemon, _ uid: UInt32, _ password: String = "pw") throws -> [UInt8] {
-        let key = try derivedKey(password)
-        #expect(t.send(.enroll(uid: uid, key: key, parameters: testParameters), as: 0) == .ok)
-        return key
-    }
-
     func outOfSync(_ t: TestDaemon, _ uid: UInt32) -> Bool? {
         guard case .status(let s) = t.send(.status(uid: uid), as: uid) else { return nil }
         return s.passwordOutOfSync

@@ -12,12 +12,6 @@ struct DaemonTests {
     let alice: UInt32 = 60_001
     let bob: UInt32 = 60_002
 
-    func enrolled(_ t: TestDaemon, _ uid: UInt32, _ password: String = "pw") throws -> [UInt8] {
-        let key = try derivedKey(password)
-        #expect(t.send(.enroll(uid: uid, key: key, parameters: testParameters), as: 0) == .ok)
-        return key
-    }
-
     @Test("enroll creates an unlocked vault; items land in the ring of their class")
     func enrollAndAdd() throws {
         let t = try TestDaemon()

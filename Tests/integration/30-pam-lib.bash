@@ -16,10 +16,11 @@ chmod 0755 "$work"
 mkdir -m 0755 "$work/svc"
 sock=$work/arcad.sock
 record=$work/record
-pass=0 fail=0 recorder_pid="" created_users=() created_files=()
+pass=0 fail=0 recorder_pid="" arcad_pid="" created_users=() created_files=()
 
 cleanup() {
     stop_recorder
+    stop_arcad
     local u f
     # A deleted user's @u lives on in the kernel and a recycled uid would inherit
     # it: drop every link from it (Arca's rings then go) before deleting the user.
@@ -57,6 +58,22 @@ start_recorder() {
 stop_recorder() {
     if [ -n "$recorder_pid" ]; then kill "$recorder_pid" 2>/dev/null || true; wait "$recorder_pid" 2>/dev/null || true; fi
     recorder_pid=""
+}
+
+# start_arcad: (re)starts the real arcad ($build/arcad) with a state directory
+# in $work, on $sock; its log goes to $work/arcad.log.
+start_arcad() {
+    stop_arcad
+    mkdir -p -m 0700 "$work/state"
+    "$build/arcad" --foreground --state-dir "$work/state" --socket "$sock" 2>>"$work/arcad.log" &
+    arcad_pid=$!
+    for _ in $(seq 250); do [ -S "$sock" ] && return 0; sleep 0.02; done
+    bad "arcad did not create $sock" "$(tail -5 "$work/arcad.log")"
+    return 1
+}
+stop_arcad() {
+    if [ -n "$arcad_pid" ]; then kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
+    arcad_pid=""
 }
 
 # stack NAME AUTH_OK SESSION_OK [MODULE ARGS...]: a service file where pam_arca
