@@ -18,8 +18,7 @@ struct KeyGuessTests {
     func oneCount() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
-        let right = try derivedKey("pw")
-        #expect(t.send(.enroll(uid: alice, key: right, parameters: testParameters), as: 0) == .ok)
+        let right = try enrolled(t, alice)
         let wrong = try derivedKey("guess")
         // As root: counted, never delayed (a login must not wait on Arca), so this test is quick.
         #expect(statusCode(t.send(.unlock(uid: alice, key: wrong), as: 0)) == -25293)

@@ -23,7 +23,7 @@ struct KeyGuessTimingTests {
     func unlockDelays() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
-        #expect(t.send(.enroll(uid: alice, key: try derivedKey("pw"), parameters: testParameters), as: 0) == .ok)
+        _ = try enrolled(t, alice)
         let wrong = try derivedKey("wrong")
         var delays: [Double] = []
         for _ in 0..<3 {
@@ -41,8 +41,7 @@ struct KeyGuessTimingTests {
     func changePasswordGuesses() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
-        let right = try derivedKey("pw")
-        #expect(t.send(.enroll(uid: alice, key: right, parameters: testParameters), as: 0) == .ok)
+        let right = try enrolled(t, alice)
         let wrong = try derivedKey("guess")
         let new = try derivedKey("new")
         let schedule = (1...50).map { Daemon.failureDelay(consecutive: $0) }.reduce(0, +)
@@ -73,8 +72,7 @@ struct KeyGuessTimingTests {
     func recoveryGuesses() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
-        let right = try derivedKey("pw")
-        #expect(t.send(.enroll(uid: alice, key: right, parameters: testParameters), as: 0) == .ok)
+        let right = try enrolled(t, alice)
         guard case .recoveryKey(let text) = t.send(.rotateRecoveryKey(uid: alice, key: right), as: alice) else {
             Issue.record("no recovery key")
             return
@@ -86,7 +84,7 @@ struct KeyGuessTimingTests {
         #expect(rotate >= 0.25 && rotate < 0.45, "took \(rotate) s")
         // A well-formed recovery key, of another vault.
         let bob: UInt32 = 60_052
-        #expect(t.send(.enroll(uid: bob, key: right, parameters: testParameters), as: 0) == .ok)
+        _ = try enrolled(t, bob)
         guard case .recoveryKey(let guess) = t.send(.rotateRecoveryKey(uid: bob, key: right), as: bob), guess != text
         else {
             Issue.record("no recovery key for bob")
