@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sessions whose opener died. A PAM application killed with SIGKILL (or a
+/// crash) never closes its session; counted forever, it would keep whenUnlocked
+/// in the kernel after logout, and a user could make such a session on purpose
+/// (setuid `su $USER`, then kill -9). Each session is bound to the process that
+/// opened it; when that process is gone, the session closes as if PAM had closed it.
+extension Daemon {
+    /// How often `reapSessions` runs: a dead opener's session ends within this.
+    static let reapIntervalMicroseconds: UInt32 = 250_000
+
+    /// Closes every session whose opener has exited, with the usual lock effects
+    /// (the last session gone removes whenUnlocked).
+    public func reapSessions() {
+        for context in allContexts() {
+            try? context.withLock { state throws(HandlerError) in
+                let dead = state.sessions.filter { $0.value.opener?.hasExited == true }
+                for (id, record) in dead {
+                    state.sessions[id] = nil
+                    let effects = state.lock.closeSession(id)
+                    if let vault = state.vault { apply(effects, to: state, vault: vault) }
+                    Log.notice("uid \(state.uid): session (\(record.service), pid \(record.opener?.pid ?? 0)) "
+                               + "ended without closing: its process is gone (\(state.sessions.count) open)")
+                }
+            }
+        }
+    }
+
+    /// Runs `reapSessions` every quarter second on its own thread, forever.
+    public func startSessionReaper() {
+        do {
+            try Threads.detach { [self] in
+                while true {
+                    usleep(Self.reapIntervalMicroseconds)
+                    reapSessions()
+                }
+            }
+        } catch {
+            Log.error("cannot start the session reaper thread: \(error)")
+        }
+    }
+}
