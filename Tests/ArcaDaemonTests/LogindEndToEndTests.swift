@@ -100,12 +100,44 @@ struct LogindEndToEndTests {
         }
     }
 
+    @Test("suspend: arcad holds a sleep delay inhibitor, closes it only once whenUnlocked is out of the kernel, "
+          + "and takes it again on wake")
+    func suspendInhibitor() throws {
+        try withLogindWorld(sessions: { ["1:\($0)"] }) { w in
+            let logind = try #require(w.logind)
+            #expect(w.eventually { (try? logind.inhibitors()) == 1 })
+            let poller = try KeyringPoller(user: w.user)
+            defer { poller.stop() }
+            #expect(try poller.arm(w.wuDescription))
+            try poller.startWaiting()
+            try logind.send("sleep 1")
+            let released = try logind.waitRelease()
+            let gone = try poller.gone()
+            // The user could no longer read the key before logind was let go.
+            #expect(gone <= released, "key gone at \(gone) ns, inhibitor released at \(released) ns")
+            #expect(w.whenUnlocked == "gone")
+            #expect(w.afterFirstUnlock == "secret-afu")
+            #expect(try logind.inhibitors() == 0)
+            // Waking up: a new inhibitor for the next suspend, and it works again.
+            try logind.send("sleep 0")
+            #expect(w.eventually { (try? logind.inhibitors()) == 1 })
+            #expect(try w.unlockWithKey() == .ok)
+            #expect(w.whenUnlocked == "secret-wu")
+            try logind.send("sleep 1")
+            _ = try logind.waitRelease()
+            #expect(w.whenUnlocked == "gone")
+            #expect(w.arcad.logLines(containing: "uid \(w.user.uid): suspend, whenUnlocked removed").count == 2)
+        }
+    }
+
     @Test("PrepareForSleep(true) leaves whenUnlocked with lock_on_suspend = no")
     func suspendKeeps() throws {
         try withLogindWorld(config: "lock_on_suspend = no\n", sessions: { ["1:\($0)"] }) { w in
             try w.logind?.send("sleep 1")
             usleep(500_000)
             #expect(w.whenUnlocked == "secret-wu")
+            // Nothing to do before a suspend: no inhibitor delays it.
+            #expect(try w.logind?.inhibitors() == 0)
             // The screen lock itself still counts.
             try w.logind?.send("lock 1")
             #expect(w.eventually { w.whenUnlocked == "gone" })

@@ -110,6 +110,31 @@ final class FakeLogind {
         return ns
     }
 
+    /// Sends a command that answers a line of its own (`inhibitors`, `wait-release`); returns that line.
+    func answer(_ command: String) throws -> String {
+        try input.write(contentsOf: Data((command + "\n").utf8))
+        guard let reply = output.line() else { throw TestSupportError("fake logind: '\(command)' failed") }
+        return reply
+    }
+
+    /// Inhibitors arcad holds now.
+    func inhibitors() throws -> Int {
+        let reply = try answer("inhibitors")
+        guard reply.hasPrefix("ok "), let n = Int(reply.dropFirst(3)) else {
+            throw TestSupportError("fake logind: inhibitors: \(reply)")
+        }
+        return n
+    }
+
+    /// Waits until arcad holds no inhibitor; CLOCK_MONOTONIC (ns) when the last one closed.
+    func waitRelease() throws -> UInt64 {
+        let reply = try answer("wait-release")
+        guard reply.hasPrefix("ok "), let ns = UInt64(reply.dropFirst(3)) else {
+            throw TestSupportError("fake logind: wait-release: \(reply)")
+        }
+        return ns
+    }
+
     /// logind leaves the bus.
     func quit() {
         _ = try? send("quit")
