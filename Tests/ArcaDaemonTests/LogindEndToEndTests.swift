@@ -100,8 +100,7 @@ struct LogindEndToEndTests {
         }
     }
 
-    @Test("suspend: arcad holds a sleep delay inhibitor, closes it only once whenUnlocked is out of the kernel, "
-          + "and takes it again on wake")
+    @Test("suspend: a sleep delay inhibitor, closed only once whenUnlocked is out of the kernel, taken again on wake")
     func suspendInhibitor() throws {
         try withLogindWorld(sessions: { ["1:\($0)"] }) { w in
             let logind = try #require(w.logind)
