@@ -126,13 +126,13 @@ final class FakeLogind {
         return n
     }
 
-    /// Waits until arcad holds no inhibitor; CLOCK_MONOTONIC (ns) when the last one closed.
-    func waitRelease() throws -> UInt64 {
-        let reply = try answer("wait-release")
-        guard reply.hasPrefix("ok "), let ns = UInt64(reply.dropFirst(3)) else {
-            throw TestSupportError("fake logind: wait-release: \(reply)")
-        }
-        return ns
+    /// Waits until arcad holds no inhibitor. Returns what the double saw the
+    /// moment the last one closed: the watched key "live" or "gone" ("unwatched").
+    @discardableResult
+    func waitRelease() throws -> String {
+        let words = try answer("wait-release").split(separator: " ")
+        guard words.count == 3, words[0] == "ok" else { throw TestSupportError("fake logind: wait-release failed") }
+        return String(words[2])
     }
 
     /// logind leaves the bus.

@@ -18,8 +18,10 @@ Driven through stdin, one command a line; each answers one line on stdout,
   remove ID             SessionRemoved
   sleep 1|0             PrepareForSleep(true|false)
   inhibitors            "ok N": inhibitors taken and not yet released
+  watch-key SERIAL      "ok": at each release, note whether kernel key SERIAL
+                        (decimal) is still live, from /proc/keys, at once
   wait-release          waits until no inhibitor is held, then "ok <ns when
-                        the last one was released>" (0: never one released)
+                        the last one was released> <live|gone|unwatched>"
   quit                  exit (logind "disappears")
 """
 import os
@@ -75,6 +77,19 @@ class Manager(dbus.service.Object):
         self.inhibitors = 0
         self.released_ns = 0
         self.waiting_release = False
+        self.watched_key = None
+        self.key_at_release = "unwatched"
+
+    def key_state(self):
+        """live or gone: the watched key in /proc/keys (root sees arcad's root-owned keys)."""
+        wanted = "%08x" % self.watched_key
+        with open("/proc/keys") as keys:
+            for line in keys:
+                fields = line.split()
+                if fields and fields[0] == wanted:
+                    flags = fields[1]
+                    return "gone" if any(f in flags for f in "iRD") else "live"
+        return "gone"
 
     @dbus.service.method(MANAGER, in_signature="ssss", out_signature="h")
     def Inhibit(self, what, who, why, mode):
@@ -87,11 +102,14 @@ class Manager(dbus.service.Object):
 
     def on_release(self, source, condition):
         self.released_ns = time.monotonic_ns()
+        # Looked at first thing: logind would let the machine sleep now.
+        if self.watched_key is not None:
+            self.key_at_release = self.key_state()
         os.close(source)
         self.inhibitors -= 1
         if self.waiting_release and self.inhibitors == 0:
             self.waiting_release = False
-            print("ok %d" % self.released_ns, flush=True)
+            print("ok %d %s" % (self.released_ns, self.key_at_release), flush=True)
         return False
 
     @dbus.service.method(MANAGER, out_signature="a(susso)")
@@ -134,9 +152,12 @@ class Manager(dbus.service.Object):
             self.PrepareForSleep(words[1] == "1")
         elif verb == "inhibitors":
             return "ok %d" % self.inhibitors
+        elif verb == "watch-key":
+            self.watched_key = int(words[1])
+            return "ok %s" % self.key_state()
         elif verb == "wait-release":
             if self.inhibitors == 0:
-                return "ok %d" % self.released_ns
+                return "ok %d %s" % (self.released_ns, self.key_at_release)
             self.waiting_release = True
             return None
         elif verb == "quit":
