@@ -22,10 +22,13 @@ import Glibc
 public final class LogindWatcher: @unchecked Sendable {
     /// What to do when a user must lock: uid, and the reason for the log.
     public typealias LockAction = @Sendable (_ uid: UInt32, _ reason: String) -> Void
+    /// What to do when a logind session ends: its id.
+    public typealias SessionEndAction = @Sendable (_ id: String) -> Void
 
     private let lockOnSuspend: Bool
     private let retrySeconds: UInt32
     private let lock: LockAction
+    private let sessionEnded: SessionEndAction
     /// Touched only by the watcher thread.
     private var view: LogindView
     /// logind's unique bus name: signals from anyone else are ignored (on the
@@ -40,19 +43,25 @@ public final class LogindWatcher: @unchecked Sendable {
     static let session = "org.freedesktop.login1.Session"
     static let properties = "org.freedesktop.DBus.Properties"
 
-    /// A watcher applying `policy`, locking through `lock`.
-    public init(policy: LockPolicy, lockOnSuspend: Bool, retrySeconds: UInt32 = 5, lock: @escaping LockAction) {
+    /// A watcher applying `policy`, locking through `lock`; `sessionEnded` hears
+    /// of every logind session that ends.
+    public init(
+        policy: LockPolicy, lockOnSuspend: Bool, retrySeconds: UInt32 = 5, lock: @escaping LockAction,
+        sessionEnded: @escaping SessionEndAction = { _ in }
+    ) {
         view = LogindView(policy: policy)
         self.lockOnSuspend = lockOnSuspend
         self.retrySeconds = max(1, retrySeconds)
         self.lock = lock
+        self.sessionEnded = sessionEnded
     }
 
     /// Starts a watcher for `daemon` on its own thread.
     public static func start(daemon: Daemon, config: DaemonConfig) {
-        let watcher = LogindWatcher(policy: config.lockOn, lockOnSuspend: config.lockOnSuspend) { uid, reason in
-            daemon.lockWhenUnlocked(uid: uid, reason: reason)
-        }
+        let watcher = LogindWatcher(
+            policy: config.lockOn, lockOnSuspend: config.lockOnSuspend,
+            lock: { uid, reason in daemon.lockWhenUnlocked(uid: uid, reason: reason) },
+            sessionEnded: { id in daemon.logindSessionEnded(id) })
         do {
             try Threads.detach { watcher.run() }
         } catch {
@@ -196,8 +205,9 @@ public final class LogindWatcher: @unchecked Sendable {
             _ = try signal.readString()
             readSession(try signal.readString("o"), bus: bus)
         case "SessionRemoved":
-            _ = try signal.readString()
+            let id = try signal.readString()
             lockAll(view.remove(try signal.readString("o")), reason: "the only unlocked session ended (lock_on = all)")
+            sessionEnded(id)
         case "PrepareForSleep":
             guard lockOnSuspend else { return }
             if try signal.readBool() {

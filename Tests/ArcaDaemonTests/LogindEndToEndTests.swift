@@ -128,6 +128,48 @@ struct LogindEndToEndTests {
         }
     }
 
+    @Test("a session opened from within a logind session ends with it (SessionRemoved), its opener still alive")
+    func sessionEndsWithLogindSession() throws {
+        let id = "f" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+        let scope = try LogindScope(sessionID: id)
+        defer { scope.remove() }
+        try withLogindWorld(sessions: { _ in [] }) { w in
+            let logind = try #require(w.logind)
+            try logind.send("add \(id) \(w.user.uid)")
+            // The opener: root, in the cgroup of logind session `id`, alive throughout.
+            let opener = Process()
+            opener.executableURL = URL(fileURLWithPath: "/bin/sh")
+            opener.arguments = [
+                "-c", "echo $$ > \(scope.directory)/cgroup.procs && exec \(builtExecutable("arcad-probe")) "
+                    + "\(w.arcad.socket) open-session \(w.user.uid)",
+            ]
+            let input = Pipe()
+            let output = Pipe()
+            opener.standardInput = input
+            opener.standardOutput = output
+            try opener.run()
+            defer {
+                try? input.fileHandleForWriting.close()
+                reap(opener)
+            }
+            #expect(LineReader(output.fileHandleForReading).line() == "ok")
+            #expect(try w.sessionCount() == 1)
+            #expect(w.whenUnlocked == "secret-wu")
+            // A session of another id ending changes nothing.
+            try logind.send("add \(id)x \(w.user.uid)")
+            try logind.send("remove \(id)x")
+            usleep(300_000)
+            #expect(try w.sessionCount() == 1)
+            try logind.send("remove \(id)")
+            #expect(w.eventually { (try? w.sessionCount()) == 0 })
+            #expect(w.whenUnlocked == "gone")
+            #expect(w.afterFirstUnlock == "secret-afu")
+            #expect(opener.isRunning)
+            #expect(w.arcad.logLines(containing: "ended without closing: its logind session \(id) ended (0 open)")
+                    .count == 1)
+        }
+    }
+
     @Test("PrepareForSleep(true) leaves whenUnlocked with lock_on_suspend = no")
     func suspendKeeps() throws {
         try withLogindWorld(config: "lock_on_suspend = no\n", sessions: { ["1:\($0)"] }) { w in

@@ -260,6 +260,31 @@ final class LogindArcad {
     }
 }
 
+/// A cgroup named as logind names a session's (`…/session-ID.scope`), so that
+/// `sd_pid_get_session` of a process moved into it answers ID: on the unified
+/// hierarchy, `/sys/fs/cgroup/unified` on a hybrid machine. Root only.
+final class LogindScope {
+    let slice: String
+    let directory: String
+
+    init(sessionID: String) throws {
+        let root = FileManager.default.fileExists(atPath: "/sys/fs/cgroup/unified/cgroup.procs")
+            ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup"
+        guard FileManager.default.fileExists(atPath: root + "/cgroup.procs") else {
+            throw TestSupportError("no cgroup2 hierarchy at \(root): cannot make a logind-like session scope")
+        }
+        slice = root + "/arca-test-\(sessionID).slice"
+        directory = slice + "/session-\(sessionID).scope"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// Removes the cgroups (their processes must have exited).
+    func remove() {
+        for _ in 0..<100 where rmdir(directory) != 0 && errno == EBUSY { usleep(20_000) }
+        rmdir(slice)
+    }
+}
+
 /// One test's world: temporary directory, bus, fake logind, arcad, one enrolled user.
 final class LogindWorld {
     let directory: String
@@ -312,6 +337,14 @@ final class LogindWorld {
     }
 
     var whenUnlocked: String { (try? kernel(wuDescription)) ?? "probe failed" }
+
+    /// The user's open sessions, as arcad counts them.
+    func sessionCount() throws -> UInt32 {
+        guard case .status(let status) = try arcad.send(.status(uid: user.uid)) else {
+            throw TestSupportError("no status")
+        }
+        return status.sessionCount
+    }
     var afterFirstUnlock: String { (try? kernel(afuDescription)) ?? "probe failed" }
 
     /// Waits up to `seconds` for `condition`.

@@ -61,6 +61,16 @@ final class ProcessHandle: @unchecked Sendable {
         return startTime.map { $0 != now } ?? false
     }
 
+    /// The logind session `pid` belongs to (from its cgroup, `session-ID.scope`);
+    /// nil outside any session or without systemd. The corresponding C function
+    /// is `sd_pid_get_session`.
+    static func logindSession(of pid: Int32) -> String? {
+        var session: UnsafeMutablePointer<CChar>?
+        guard pid > 0, sd_pid_get_session(pid, &session) >= 0, let session else { return nil }
+        defer { free(session) }
+        return String(cString: session)
+    }
+
     /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks after boot);
     /// nil when the process does not exist (or, with `ignoringZombies`, is a zombie).
     static func startTime(of pid: Int32, ignoringZombies: Bool = false) -> UInt64? {
