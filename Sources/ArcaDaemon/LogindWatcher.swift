@@ -11,6 +11,9 @@ import Glibc
 /// only once whenUnlocked has left the kernel on `PrepareForSleep(true)`, so a
 /// suspend never races the removal. It takes a new one on `PrepareForSleep(false)`.
 ///
+/// A logind session that ends (`SessionRemoved`) also ends the PAM sessions
+/// opened from within it (`sessionEnded`).
+///
 /// It watches `ListSessions`, `SessionNew`, `SessionRemoved` and
 /// `PrepareForSleep` of the Manager, and `PropertiesChanged` of each concrete
 /// session object for `LockedHint` (logind's `Lock`/`Unlock` signals are requests
