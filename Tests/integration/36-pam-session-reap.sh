@@ -10,31 +10,16 @@
 set -euo pipefail
 build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
 source "$(dirname "$0")/30-pam-lib.bash"
+source "$(dirname "$0")/lib-arcad.bash"  # start_arcad: arcad on $work/arcad.sock (= $sock)
 arcad_pid=""
-start_arcad() {
-    mkdir -p -m 0700 "$work/state"
-    "$build/arcad" --foreground --verbose --state-dir "$work/state" --socket "$sock" 2>>"$work/arcad.log" &
-    arcad_pid=$!
-    for _ in $(seq 250); do [ -S "$sock" ] && return 0; sleep 0.02; done
-    bad "arcad did not create $sock" "$(tail -5 "$work/arcad.log")"
-    return 1
-}
-stop_arcad() {
-    if [ -n "$arcad_pid" ]; then kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
-    arcad_pid=""
-}
-trap "stop_arcad; [ -n \"${KEEP:-}\" ] || cleanup" EXIT
+trap '[ -n "$arcad_pid" ] && kill "$arcad_pid" 2>/dev/null; cleanup' EXIT
 
 u=fair-reap-u1
 new_user $u
 uid=$(id -u $u)
 gid=$(id -g $u)
 as_user() { setpriv --reuid="$uid" --regid="$gid" --clear-groups "$@"; }
-keys() {
-    local id
-    id=$(as_user keyctl search @u keyring "$1" 2>/dev/null) || { echo 0; return; }
-    as_user keyctl rlist "$id" 2>/dev/null | wc -w
-}
+keys() { ring_keys "$uid" "$gid" "$1"; }
 # paused FILE: waits until the driver writing FILE paused with its session open.
 paused() { for _ in $(seq 300); do grep -q paused "$1" && return 0; sleep 0.02; done; return 1; }
 # gone_within_ms MS: polls the user's arca:wu until it is empty; prints the ms it took, or "still there".
