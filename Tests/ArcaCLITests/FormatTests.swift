@@ -30,13 +30,15 @@ import Testing
         #expect(CLIError.reply(.notAvailable, message: "", what: "get").message
                 == "arca: get: arcad cannot serve this now; try again")
         #expect(CLIError.request(.timedOut, what: "unlock").exitCode == .busy)
-        #expect(CLIError.request(.connectionClosed, what: "unlock").message == "arca: unlock: arcad closed the connection")
+        #expect(CLIError.request(.connectionClosed, what: "unlock").message
+                == "arca: unlock: arcad closed the connection")
         let dead = CLIError.request(.notRunning(path: "/x.sock", errno: ENOENT), what: "get")
         #expect(dead.exitCode == .notRunning)
         #expect(dead.message == "arca: get: arcad is not running (/x.sock: No such file or directory)")
         // Replies keep arcad's text only where the code says nothing by itself.
         #expect(CLIError.reply(.param, message: "bad", what: "add") == .status(.param, what: "add", detail: "bad"))
-        #expect(CLIError.reply(.itemNotFound, message: "x", what: "get") == .status(.itemNotFound, what: "get", detail: ""))
+        #expect(CLIError.reply(.itemNotFound, message: "x", what: "get")
+                == .status(.itemNotFound, what: "get", detail: ""))
     }
 
     @Test func isoDates() {

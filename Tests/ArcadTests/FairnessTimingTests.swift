@@ -30,7 +30,8 @@ struct FairnessTimingTests {
             costly.opsLimit = 16
             let aKey = try deriveKey("a-password", costly)
             #expect(try arcad.send(.enroll(uid: a.uid, key: aKey, parameters: costly)) == .ok)
-            #expect(try arcad.send(.enroll(uid: b.uid, key: try derive("b-password"), parameters: e2eParameters)) == .ok)
+            let bKey = try derive("b-password")
+            #expect(try arcad.send(.enroll(uid: b.uid, key: bKey, parameters: e2eParameters)) == .ok)
             #expect(try arcad.send(.lock(uid: b.uid, classes: .whenUnlocked)) == .ok)
 
             let deadline = Date().addingTimeInterval(6)
@@ -56,7 +57,8 @@ struct FairnessTimingTests {
             }
             group.wait()
             print("B's unlocks during A's flood (s): \(bTimes.map { String(format: "%.2f", $0) })")
-            print("A's flood, exit statuses: \(floodStatuses.withLock { $0 }); messages: \(floodMessages.withLock { $0 })")
+            print("A's flood, exit statuses: \(floodStatuses.withLock { $0 }); "
+                  + "messages: \(floodMessages.withLock { $0 })")
             for seconds in bTimes { #expect(seconds <= 3.0, "B's unlock took \(seconds) s") }
             // A only ever hears "wrong password" (1) or "busy" (75), never "not running" (69).
             let statuses = Set(floodStatuses.withLock { $0.keys })

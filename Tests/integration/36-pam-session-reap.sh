@@ -48,7 +48,8 @@ echo "-- attack: a setuid PAM application run by the user (su \$USER), then kill
 # keeps effective uid root: what a setuid su run by the user is to kill(2).
 PAM_AUTHTOK=pw-1 wrapped "$driver" solo $u auth open "ruid:$uid" "pause:$work/never-su" close >"$work/su" &
 paused "$work/su" || bad "the su-like session did not open" "$(cat "$work/su")"
-expect_lines "su-like: auth, session, then the user's real uid" "$(cat "$work/su")" "auth 6" "open 0" "ruid:$uid 0" "paused"
+expect_lines "su-like: auth, session, then the user's real uid" "$(cat "$work/su")" \
+    "auth 6" "open 0" "ruid:$uid 0" "paused"
 touch "$work/go1"
 wait $s1 || true
 expect "the real login closed; the su session still holds whenUnlocked" "$(keys arca:wu)" 1
