@@ -12,6 +12,17 @@ extension Daemon {
     /// How often `reapSessions` runs: a dead opener's session ends within this.
     static let reapIntervalMicroseconds: UInt32 = 250_000
 
+    /// The process a session opened by `peer` is bound to. Nil for a peer in
+    /// another pid namespace (a container's login stack), whose pid reads as 0:
+    /// such a session ends only when closed, as before binding existed.
+    func opener(of peer: PeerCredentials) -> ProcessHandle? {
+        guard peer.pid > 0 else {
+            Log.info("uid \(peer.uid): a session opener with no pid here (another pid namespace): not bound")
+            return nil
+        }
+        return ProcessHandle.open(pid: peer.pid, startTime: peer.startTime)
+    }
+
     /// Closes every session whose opener has exited, with the usual lock effects
     /// (the last session gone removes whenUnlocked).
     public func reapSessions() {

@@ -99,8 +99,7 @@ extension Daemon {
                 state.sessions[id] = SessionRecord(
                     number: nextSessionNumber(), service: opening.service, tty: opening.tty,
                     remoteHost: opening.remoteHost, remoteUser: opening.remoteUser, openedAt: Self.nowMicroseconds(),
-                    opener: ProcessHandle.open(pid: peer.pid, startTime: peer.startTime),
-                    logindSession: ProcessHandle.logindSession(of: peer.pid))
+                    opener: opener(of: peer), logindSession: ProcessHandle.logindSession(of: peer.pid))
             }
             _ = state.lock.openSession(id)
             // A session opened after a failed unlock: the PAM stack let that password

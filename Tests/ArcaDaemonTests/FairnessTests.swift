@@ -187,7 +187,7 @@ struct SessionReapingTests {
         second.waitUntilExit()
     }
 
-    @Test("a pid whose start time changed since it connected is not the opener: the session ends at once")
+    @Test("a pid reused since it connected, or gone, ends the session at once; an unknown pid (0) binds nothing")
     func reusedPid() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
@@ -199,9 +199,13 @@ struct SessionReapingTests {
         let real = try #require(ProcessHandle.startTime(of: pid))
         #expect(open(t, uid: uid, token: 1, pid: pid, startTime: real &+ 1) == .ok)
         #expect(open(t, uid: uid, token: 2, pid: 4_000_000, startTime: nil) == .ok)  // no such process
-        #expect(sessionCount(t, uid) == 2)
+        // pid 0: a peer in another pid namespace; nothing to bind to, so it is kept.
+        #expect(open(t, uid: uid, token: 3, pid: 0, startTime: nil) == .ok)
+        #expect(sessionCount(t, uid) == 3)
         t.daemon.reapSessions()
-        #expect(sessionCount(t, uid) == 0)
+        #expect(sessionCount(t, uid) == 1)
+        #expect(t.kernel.ring(uid, .whenUnlocked) != nil)
+        #expect(t.send(.closeSession(uid: uid, token: [3]), as: 0) == .ok)
         #expect(t.kernel.ring(uid, .whenUnlocked) == nil)
     }
 
