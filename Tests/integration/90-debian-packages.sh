@@ -33,7 +33,10 @@ for p in arca libpam-arca; do
     fi
 done
 
-stop_arcad() { [ -n "$arcad_pid" ] && kill "$arcad_pid" 2>/dev/null && wait "$arcad_pid" 2>/dev/null; arcad_pid=""; }
+stop_arcad() {
+    if [ -n "$arcad_pid" ]; then kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
+    arcad_pid=""
+}
 pam_differs() { # prints what differs from the snapshot
     for f in "$work"/pam.d/*; do cmp -s "$f" "/etc/pam.d/${f##*/}" || echo "/etc/pam.d/${f##*/}"; done
     for f in "$work"/var-lib-pam/*; do cmp -s "$f" "/var/lib/pam/${f##*/}" || echo "/var/lib/pam/${f##*/}"; done
