@@ -57,6 +57,8 @@ restore() {
 }
 trap 'restore; rm -rf "$work"' EXIT
 
+phase() { echo "-- $1 (${SECONDS} s)"; }
+phase "build"
 # --- build and lint ------------------------------------------------------------
 version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 make -s -C "$top" deb ARCA_PREBUILT="$build" DEBDIR="$work/v1" >"$work/build-v1.log" 2>&1 \
@@ -66,11 +68,13 @@ check "make deb: arca, libpam-arca and their -dbgsym" \
     "./arca-dbgsym_${version}_amd64.deb ./arca_${version}_amd64.deb ./libpam-arca-dbgsym_${version}_amd64.deb ./libpam-arca_${version}_amd64.deb " \
     echo "$debs"
 check "the package version is the one arca reports" "arca ${version%%+*}" "$build/arca" version
+phase lintian
 lintian_out=$(lintian --fail-on error,warning "$work/v1/arca_${version}_amd64.changes" 2>&1 |
     grep -v '^running with root privileges' || true)
 check "lintian: no error, no warning" "" echo "$lintian_out"
 
 # --- install -------------------------------------------------------------------
+phase install
 start=$(date +%s%N)
 "${apt[@]}" install "$work/v1/arca_${version}_amd64.deb" "$work/v1/libpam-arca_${version}_amd64.deb" \
     >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "FAIL apt-get install"; exit 1; }
@@ -131,12 +135,14 @@ edited=$(sha256sum </etc/arca/arca.conf)
 /usr/bin/arca --socket "$work/arcad.sock" status >/dev/null 2>&1 || true
 stop_arcad
 ls -A /var/lib/arca | sort >"$work/vaults-before"
+phase "rebuild $version+test1"
 v2=${version}+test1
 make -s -C "$top" deb ARCA_PREBUILT="$build" DEBDIR="$work/v2" DEB_VERSION="$v2" >"$work/build-v2.log" 2>&1 \
     || { tail -30 "$work/build-v2.log"; echo "FAIL make deb DEB_VERSION=$v2"; exit 1; }
+phase upgrade
 "${apt[@]}" install "$work/v2/arca_${v2}_amd64.deb" "$work/v2/libpam-arca_${v2}_amd64.deb" \
     >"$work/upgrade.log" 2>&1 || { cat "$work/upgrade.log"; echo "FAIL apt-get install (upgrade)"; exit 1; }
-check "upgraded to $v2" "$v2 $v2" dpkg-query -W -f='${Version} ' arca libpam-arca
+check "upgraded to $v2" "$v2 $v2" sh -c "dpkg-query -W -f='\${Version}\n' arca libpam-arca | xargs"
 check "the conffile edit survived the upgrade" "$edited" sh -c 'sha256sum </etc/arca/arca.conf'
 check "no .dpkg-new/.dpkg-dist/.dpkg-old beside it" "arca.conf" ls /etc/arca
 check "the vaults survived the upgrade" "$(cat "$work/vaults-before")" sh -c 'ls -A /var/lib/arca | sort'
@@ -148,6 +154,7 @@ check "the upgraded arcad starts with the edited arca.conf and serves" "$expecte
 stop_arcad
 
 # --- remove and purge ----------------------------------------------------------
+phase "remove, purge"
 "${apt[@]}" remove arca libpam-arca >"$work/remove.log" 2>&1 || { cat "$work/remove.log"; echo "FAIL remove"; exit 1; }
 check "remove: binaries and module gone" "" sh -c "ls /usr/bin/arca /usr/sbin/arcad '$pamdir/pam_arca.so' 2>/dev/null"
 check "remove: pam_arca in no /etc/pam.d/common-*" "" sh -c 'grep -l pam_arca /etc/pam.d/common-* || true'
@@ -159,7 +166,7 @@ check "remove: the conffile is kept" "$edited" sh -c 'sha256sum </etc/arca/arca.
 "${apt[@]}" purge arca libpam-arca >"$work/purge.log" 2>&1 || { cat "$work/purge.log"; echo "FAIL purge"; exit 1; }
 check "purge says where the vaults are and keeps them" \
     "arca: keeping the vaults in /var/lib/arca (users/UID.db, system.db, host.key): they are user data." \
-    grep -m1 '^arca: keeping' "$work/purge.log"
+    sh -c "tr -d '\r' <'$work/purge.log' | grep -m1 '^arca: keeping'"
 check "purge: the vaults are still there" "$(cat "$work/vaults-before")" sh -c 'ls -A /var/lib/arca | sort'
 check "purge: /etc/arca gone" "" sh -c 'ls -d /etc/arca 2>/dev/null'
 check "purge: unit enablement gone" "" sh -c \
@@ -171,7 +178,7 @@ if [ "$state_existed" = no ]; then
     ARCA_PURGE_VAULTS=yes "${apt[@]}" purge arca >"$work/purge2.log" 2>&1 || { cat "$work/purge2.log"; echo "FAIL purge 2"; }
     check "ARCA_PURGE_VAULTS=yes: the purge says it deletes the vaults" \
         "arca: ARCA_PURGE_VAULTS=yes: deleting the vaults and the host key in /var/lib/arca" \
-        grep -m1 '^arca: ARCA_PURGE' "$work/purge2.log"
+        sh -c "tr -d '\r' <'$work/purge2.log' | grep -m1 '^arca: ARCA_PURGE'"
     check "ARCA_PURGE_VAULTS=yes: /var/lib/arca gone" "" sh -c 'ls -d /var/lib/arca 2>/dev/null'
 else
     echo "note: /var/lib/arca existed before this test (an installed Arca?): the ARCA_PURGE_VAULTS=yes purge is not run"
