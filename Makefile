@@ -59,7 +59,8 @@ integration:
 fuzz:
 	bash fuzz/run.sh
 
-install: build install-files
+install: build
+	@$(MAKE) --no-print-directory install-files
 	@# On a live system, start arcad: socket-activated under systemd, else by hand.
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	    systemctl daemon-reload && systemctl enable --now arcad.socket && echo "arcad: socket enabled and listening"; \
@@ -87,7 +88,7 @@ install-files:
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	    systemctl disable --now arcad.socket arcad.service 2>/dev/null || true; fi
-	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
+	rm -f $(BINDIR)/arca $(BINDIR)/arca-secretd $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; rm -f $(MANDIR)/man$${f##*.}/$$(basename $$f); done
 	for f in systemd/*; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done
 

@@ -37,8 +37,11 @@ stop_arcad() {
     if [ -n "$arcad_pid" ]; then kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
     arcad_pid=""
 }
-pam_differs() { # prints what differs from the snapshot
+stack_differs() { # the PAM stack files that differ from the snapshot
     for f in "$work"/pam.d/*; do cmp -s "$f" "/etc/pam.d/${f##*/}" || echo "/etc/pam.d/${f##*/}"; done
+}
+pam_differs() { # and pam-auth-update's state (its list of profiles seen)
+    stack_differs
     for f in "$work"/var-lib-pam/*; do cmp -s "$f" "/var/lib/pam/${f##*/}" || echo "/var/lib/pam/${f##*/}"; done
     ls /var/lib/pam | while read -r f; do [ -e "$work/var-lib-pam/$f" ] || echo "/var/lib/pam/$f (new)"; done
 }
@@ -78,13 +81,15 @@ phase install
 start=$(date +%s%N)
 "${apt[@]}" install "$work/v1/arca_${version}_amd64.deb" "$work/v1/libpam-arca_${version}_amd64.deb" \
     >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "FAIL apt-get install"; exit 1; }
+installed=$(date +%s%N)
 /usr/sbin/arcad "${arcad_args[@]}" 2>"$work/arcad.log" &
 arcad_pid=$!
 for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
 status_out=$(/usr/bin/arca --socket "$work/arcad.sock" status 2>&1 | head -2 || true)
-elapsed_ms=$((($(date +%s%N) - start) / 1000000))
+served=$(date +%s%N)
 check "installed arcad, started by hand, serves arca status (as root: no vault)" "$expected_status" echo "$status_out"
-echo "figure: apt-get install of arca + libpam-arca to a working arca status: ${elapsed_ms} ms"
+echo "figure: apt-get install of arca + libpam-arca to a working arca status: $(((served - start) / 1000000)) ms" \
+    "(apt-get $(((installed - start) / 1000000)) ms, arcad start to status $(((served - installed) / 1000000)) ms)"
 for f in "$work"/v1/*.deb; do
     echo "figure: $(basename "$f"): $(stat -c %s "$f") bytes, Installed-Size $(dpkg-deb -f "$f" Installed-Size) KiB"
 done
@@ -158,8 +163,7 @@ phase "remove, purge"
 "${apt[@]}" remove arca libpam-arca >"$work/remove.log" 2>&1 || { cat "$work/remove.log"; echo "FAIL remove"; exit 1; }
 check "remove: binaries and module gone" "" sh -c "ls /usr/bin/arca /usr/sbin/arcad '$pamdir/pam_arca.so' 2>/dev/null"
 check "remove: pam_arca in no /etc/pam.d/common-*" "" sh -c 'grep -l pam_arca /etc/pam.d/common-* || true'
-check "remove: /etc/pam.d/common-* as before the install" "" sh -c \
-    "for f in '$work'/pam.d/*; do cmp -s \"\$f\" /etc/pam.d/\${f##*/} || echo \${f##*/}; done"
+check "remove: /etc/pam.d/common-* byte for byte as before the install" "" stack_differs
 check "remove: the vaults are kept" "$(cat "$work/vaults-before")" sh -c 'ls -A /var/lib/arca | sort'
 check "remove: the conffile is kept" "$edited" sh -c 'sha256sum </etc/arca/arca.conf'
 
@@ -184,7 +188,8 @@ else
     echo "note: /var/lib/arca existed before this test (an installed Arca?): the ARCA_PURGE_VAULTS=yes purge is not run"
 fi
 
+check "after the purges: /etc/pam.d/common-* byte for byte as before the test" "" stack_differs
 restore
-check "the PAM configuration is byte for byte as before the test" "" pam_differs
+check "after restore: /etc/pam.d/common-* and /var/lib/pam as before the test" "" pam_differs
 echo "debian-packages: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
