@@ -66,10 +66,10 @@ phase "build"
 version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 make -s -C "$top" deb ARCA_PREBUILT="$build" DEBDIR="$work/v1" >"$work/build-v1.log" 2>&1 \
     || { tail -30 "$work/build-v1.log"; echo "FAIL make deb"; exit 1; }
-debs=$(cd "$work/v1" && ls ./*.deb | sort | tr '\n' ' ')
-check "make deb: arca, libpam-arca and their -dbgsym" \
-    "./arca-dbgsym_${version}_amd64.deb ./arca_${version}_amd64.deb ./libpam-arca-dbgsym_${version}_amd64.deb ./libpam-arca_${version}_amd64.deb " \
-    echo "$debs"
+packages="arca libpam-arca"
+grep -q '"arca-secretd"' "$top/Package.swift" && packages+=" arca-secretd"
+expected_debs=$(for p in $packages; do echo "${p}_${version}_amd64.deb ${p}-dbgsym_${version}_amd64.deb"; done | xargs -n1 | sort | xargs)
+check "make deb: $packages and their -dbgsym" "$expected_debs" sh -c "cd '$work/v1' && ls *.deb | sort | xargs"
 check "the package version is the one arca reports" "arca ${version%%+*}" "$build/arca" version
 phase lintian
 lintian_out=$(lintian --fail-on error,warning "$work/v1/arca_${version}_amd64.changes" 2>&1 |
