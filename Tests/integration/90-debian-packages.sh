@@ -40,6 +40,13 @@ stop_arcad() {
 stack_differs() { # the PAM stack files that differ from the snapshot
     for f in "$work"/pam.d/*; do cmp -s "$f" "/etc/pam.d/${f##*/}" || echo "/etc/pam.d/${f##*/}"; done
 }
+# The installed arcad, by hand, until `arca status` gets an answer (5 s at most).
+start_installed_arcad() {
+    rm -f "$work/arcad.sock"
+    /usr/sbin/arcad "${arcad_args[@]}" 2>>"$work/arcad.log" &
+    arcad_pid=$!
+    for _ in $(seq 250); do /usr/bin/arca --socket "$work/arcad.sock" status >/dev/null 2>&1 && break; sleep 0.02; done
+}
 pam_differs() { # and pam-auth-update's state (its list of profiles seen)
     stack_differs
     for f in "$work"/var-lib-pam/*; do cmp -s "$f" "/var/lib/pam/${f##*/}" || echo "/var/lib/pam/${f##*/}"; done
@@ -82,9 +89,7 @@ start=$(date +%s%N)
 "${apt[@]}" install "$work/v1/arca_${version}_amd64.deb" "$work/v1/libpam-arca_${version}_amd64.deb" \
     >"$work/install.log" 2>&1 || { cat "$work/install.log"; echo "FAIL apt-get install"; exit 1; }
 installed=$(date +%s%N)
-/usr/sbin/arcad "${arcad_args[@]}" 2>"$work/arcad.log" &
-arcad_pid=$!
-for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+start_installed_arcad
 status_out=$(/usr/bin/arca --socket "$work/arcad.sock" status 2>&1 | head -2 || true)
 served=$(date +%s%N)
 check "installed arcad, started by hand, serves arca status (as root: no vault)" "$expected_status" echo "$status_out"
@@ -151,9 +156,7 @@ check "upgraded to $v2" "$v2 $v2" sh -c "dpkg-query -W -f='\${Version}\n' arca l
 check "the conffile edit survived the upgrade" "$edited" sh -c 'sha256sum </etc/arca/arca.conf'
 check "no .dpkg-new/.dpkg-dist/.dpkg-old beside it" "arca.conf" ls /etc/arca
 check "the vaults survived the upgrade" "$(cat "$work/vaults-before")" sh -c 'ls -A /var/lib/arca | sort'
-/usr/sbin/arcad "${arcad_args[@]}" 2>>"$work/arcad.log" &
-arcad_pid=$!
-for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+start_installed_arcad
 check "the upgraded arcad starts with the edited arca.conf and serves" "$expected_status" \
     sh -c "/usr/bin/arca --socket '$work/arcad.sock' status | head -2"
 stop_arcad
