@@ -28,6 +28,9 @@ public struct DaemonConfig: Equatable, Sendable {
     public var maxConnectionsPerUID = 64
     /// A client that sends nothing for this long is disconnected.
     public var clientTimeoutMilliseconds = 5_000
+    /// The most Argon2id work (passes × MiB) arcad spends on one user's
+    /// derivation, and the most a user may give their own vault.
+    public var kdfMaxCost = 1024
 
     public init() {}
 
@@ -85,6 +88,7 @@ public struct DaemonConfig: Equatable, Sendable {
             }
         case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
         case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
+        case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

@@ -52,16 +52,15 @@ extension Daemon {
         let parameters = try context.withLock { state throws(HandlerError) -> KDFParameters in
             try requireVault(of: state).kdfParameters
         }
-        guard derivations.wrappingAdd(1, ordering: .acquiring).newValue <= Self.maximumDerivations else {
-            derivations.wrappingSubtract(1, ordering: .releasing)
-            throw HandlerError(.notAvailable, "arcad is busy deriving keys; try again")
-        }
-        defer { derivations.wrappingSubtract(1, ordering: .releasing) }
-        let key: SecretBytes
-        do {
-            key = try Argon2id.deriveKey(password: password, parameters: parameters)
-        } catch {
-            throw HandlerError(.notAvailable, "cannot derive the key: \(error)")
+        try checkCost(parameters)
+        // In this uid's turn (one derivation per uid, round-robin across uids);
+        // the slot is free again before any failure delay.
+        let key = try derivations.run(uid: uid) { () throws(HandlerError) -> SecretBytes in
+            do {
+                return try Argon2id.deriveKey(password: password, parameters: parameters)
+            } catch {
+                throw HandlerError(.notAvailable, "cannot derive the key: \(error)")
+            }
         }
         let outcome = try context.withLock { state throws(HandlerError) -> UnlockOutcome in
             try unlockLocked(state, vault: try requireVault(of: state), key: key)
@@ -99,7 +98,8 @@ extension Daemon {
             if state.sessions[id] == nil {
                 state.sessions[id] = SessionRecord(
                     number: nextSessionNumber(), service: opening.service, tty: opening.tty,
-                    remoteHost: opening.remoteHost, remoteUser: opening.remoteUser, openedAt: Self.nowMicroseconds())
+                    remoteHost: opening.remoteHost, remoteUser: opening.remoteUser, openedAt: Self.nowMicroseconds(),
+                    opener: opener(of: peer), logindSession: ProcessHandle.logindSession(of: peer.pid))
             }
             _ = state.lock.openSession(id)
             Log.info("uid \(opening.uid): session opened (\(opening.service), \(state.sessions.count) open)")

@@ -14,6 +14,12 @@ struct SessionRecord: Sendable {
     let remoteHost: String?
     let remoteUser: String?
     let openedAt: Int64
+    /// The process that opened the session (pam_arca in login, sshd, su…): when
+    /// it dies without closing the session, arcad closes it (`reapSessions`).
+    let opener: ProcessHandle?
+    /// The logind session the opener was in, if any: its end (`SessionRemoved`)
+    /// ends this session too.
+    let logindSession: String?
 }
 
 /// A login key that did not open the vault, kept until it is known to be the

@@ -16,11 +16,10 @@ chmod 0755 "$work"
 mkdir -m 0755 "$work/svc"
 sock=$work/arcad.sock
 record=$work/record
-pass=0 fail=0 recorder_pid="" arcad_pid="" created_users=() created_files=()
+pass=0 fail=0 recorder_pid="" created_users=() created_files=()
 
 cleanup() {
     stop_recorder
-    stop_arcad
     local u f
     # A deleted user's @u lives on in the kernel and a recycled uid would inherit
     # it: drop every link from it (Arca's rings then go) before deleting the user.
@@ -58,22 +57,6 @@ start_recorder() {
 stop_recorder() {
     if [ -n "$recorder_pid" ]; then kill "$recorder_pid" 2>/dev/null || true; wait "$recorder_pid" 2>/dev/null || true; fi
     recorder_pid=""
-}
-
-# start_arcad: (re)starts the real arcad ($build/arcad) with a state directory
-# in $work, on $sock; its log goes to $work/arcad.log.
-start_arcad() {
-    stop_arcad
-    mkdir -p -m 0700 "$work/state"
-    "$build/arcad" --foreground --state-dir "$work/state" --socket "$sock" 2>>"$work/arcad.log" &
-    arcad_pid=$!
-    for _ in $(seq 250); do [ -S "$sock" ] && return 0; sleep 0.02; done
-    bad "arcad did not create $sock" "$(tail -5 "$work/arcad.log")"
-    return 1
-}
-stop_arcad() {
-    if [ -n "$arcad_pid" ]; then kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
-    arcad_pid=""
 }
 
 # stack NAME AUTH_OK SESSION_OK [MODULE ARGS...]: a service file where pam_arca
@@ -162,4 +145,12 @@ auth      required           $module socket=$sock $*
 account   required           pam_permit.so
 session   required           $module socket=$sock $*
 EOS
+}
+
+# ring_keys UID GID RING: how many keys the user's ring RING (arca:wu, arca:afu)
+# holds, as the user sees it through keyctl; 0 when the ring is not linked into @u.
+ring_keys() {
+    local id who=(setpriv --reuid="$1" --regid="$2" --clear-groups)
+    id=$("${who[@]}" keyctl search @u keyring "$3" 2>/dev/null) || { echo 0; return; }
+    "${who[@]}" keyctl rlist "$id" 2>/dev/null | wc -w
 }

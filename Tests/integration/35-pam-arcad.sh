@@ -10,6 +10,21 @@ if ! "$build/arcad" --help 2>&1 | grep -q -- '--state-dir'; then
     exit 0
 fi
 source "$(dirname "$0")/30-pam-lib.bash"
+arcad_pid=""
+start_arcad() {
+    stop_arcad
+    mkdir -p -m 0700 "$work/state"
+    "$build/arcad" --foreground --state-dir "$work/state" --socket "$sock" 2>>"$work/arcad.log" &
+    arcad_pid=$!
+    for _ in $(seq 250); do [ -S "$sock" ] && return 0; sleep 0.02; done
+    bad "arcad did not create $sock" "$(tail -5 "$work/arcad.log")"
+    return 1
+}
+stop_arcad() {
+    if [ -n "$arcad_pid" ]; then kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
+    arcad_pid=""
+}
+trap 'stop_arcad; cleanup' EXIT
 
 u=arca-pam-e1
 new_user $u

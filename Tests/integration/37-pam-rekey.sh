@@ -12,6 +12,9 @@
 set -euo pipefail
 build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
 source "$(dirname "$0")/30-pam-lib.bash"
+source "$(dirname "$0")/lib-arcad.bash"  # start_arcad: arcad on $work/arcad.sock (= $sock)
+arcad_pid=""
+trap '[ -n "$arcad_pid" ] && kill "$arcad_pid" 2>/dev/null; cleanup' EXIT
 
 u=rekey-victim
 new_user $u
