@@ -36,6 +36,9 @@ public struct DaemonConfig: Equatable, Sendable {
     /// The largest a user's vault file may grow, in bytes (`max_vault_bytes`); a write
     /// that finds it at or over this size fails with `errSecQuotaExceeded`.
     public var maxVaultBytes = 64 << 20
+    /// The most Argon2id work (passes × MiB) arcad spends on one user's
+    /// derivation, and the most a user may give their own vault.
+    public var kdfMaxCost = 1024
 
     public init() {}
 
@@ -97,6 +100,7 @@ public struct DaemonConfig: Equatable, Sendable {
         case "kernel_bytes_per_user": kernelBudget.bytesPerUser = try int(0...1_000_000_000)
         case "kernel_root_share": kernelBudget.rootSharePercent = try int(0...90)
         case "max_vault_bytes": maxVaultBytes = try int(1 << 20...(1 << 40))
+        case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }
