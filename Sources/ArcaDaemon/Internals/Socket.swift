@@ -13,17 +13,25 @@ public struct SystemError: Error, Equatable, CustomStringConvertible {
     public var description: String { "\(call): \(String(cString: strerror(errno)))" }
 }
 
-/// The credentials of a socket peer, from `SO_PEERCRED`: decided by the kernel,
-/// not by anything the client says.
+/// The credentials of a socket peer, from `SO_PEERCRED` and `SO_PEERGROUPS`:
+/// decided by the kernel when the peer connected, not by anything the client says.
 public struct PeerCredentials: Equatable, Sendable {
     public let pid: Int32
     public let uid: UInt32
     public let gid: UInt32
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    /// The peer's supplementary groups when it connected: the groups the process
+    /// actually had, which may be fewer than the group database lists for its
+    /// user (a process that dropped a group must not keep what the group grants).
+    public let groups: [UInt32]
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.groups = groups
     }
+
+    /// The primary group and the supplementary ones.
+    public var allGroups: Set<UInt32> { Set(groups).union([gid]) }
     /// Root may act for any user.
     public var isRoot: Bool { uid == 0 }
 }
@@ -115,7 +123,8 @@ enum SocketSystem {
         return client
     }
 
-    /// The peer's pid, uid and gid. The corresponding C function is `getsockopt(SO_PEERCRED)`.
+    /// The peer's pid, uid, gid and supplementary groups. The corresponding C
+    /// function is `getsockopt(SO_PEERCRED, SO_PEERGROUPS)`.
     static func peerCredentials(_ fd: Int32) throws -> PeerCredentials {
         // struct ucred { pid_t pid; uid_t uid; gid_t gid; } — spelled out because
         // the Glibc module hides it behind _GNU_SOURCE.
@@ -123,7 +132,28 @@ enum SocketSystem {
         var length = socklen_t(MemoryLayout<(Int32, UInt32, UInt32)>.size)
         try retrying("getsockopt(SO_PEERCRED)") { getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) }
         guard length == 12 else { throw SystemError(call: "getsockopt(SO_PEERCRED)", errno: EINVAL) }
-        return PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid)
+        return PeerCredentials(pid: cred.pid, uid: cred.uid, gid: cred.gid, groups: try peerGroups(fd))
+    }
+
+    /// `SO_PEERGROUPS` (Linux 4.13), missing from the Glibc module.
+    private static let peerGroupsOption: Int32 = 59
+
+    /// The supplementary groups the peer had at connect. The buffer grows once to
+    /// the size the kernel asks for (ERANGE), up to NGROUPS_MAX (65536).
+    private static func peerGroups(_ fd: Int32) throws -> [UInt32] {
+        var groups = [gid_t](repeating: 0, count: 64)
+        while true {
+            var length = socklen_t(groups.count * MemoryLayout<gid_t>.size)
+            let rc = groups.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, peerGroupsOption, $0.baseAddress, &length) }
+            if rc == 0 { return Array(groups.prefix(Int(length) / MemoryLayout<gid_t>.size)) }
+            let e = errno
+            if e == EINTR { continue }
+            let needed = Int(length) / MemoryLayout<gid_t>.size
+            guard e == ERANGE, needed > groups.count, needed <= 65_536 else {
+                throw SystemError(call: "getsockopt(SO_PEERGROUPS)", errno: e)
+            }
+            groups = [gid_t](repeating: 0, count: needed)
+        }
     }
 
     /// Sets receive and send timeouts. The corresponding C function is `setsockopt`.
