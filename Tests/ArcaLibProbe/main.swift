@@ -46,14 +46,17 @@ if arguments.count >= 4 {
     }
     switch arguments[2] {
     case "pool-fork":  // the child of a process that pooled a connection
+        // Sockets inherited from whoever started us are not the pool's.
+        let inherited = sockets()
         print("parent: " + systemRead())
-        let before = sockets()
+        let pooled = sockets().subtracting(inherited)
         fflush(stdout)
         let child = fork()
         if child == 0 {
             let read = systemRead()
-            let mine = sockets()
-            print("child: \(read), " + (mine.isDisjoint(with: before) ? "own connection" : "parent's connection"))
+            let mine = sockets().subtracting(inherited)
+            let verdict = pooled.isEmpty ? "no pooled connection" : mine.isDisjoint(with: pooled) ? "own connection" : "parent's connection"
+            print("child: \(read), " + verdict)
             fflush(stdout)
             _exit(0)
         }

@@ -13,11 +13,11 @@ import Testing
         let k = Keychain(service: "arca.test.sync.\(UUID().uuidString)").socketPath(try LiveArcad.socketPath())
             .synchronizable(true)
         let refused = k.accessibility(accessibility)
-        #expect(status { try refused.set("v", key: "new") } == -50)
+        #expect(status { () throws(KeychainError) in try refused.set("v", key: "new") } == -50)
         #expect(try k.get("new") == nil)
         // An existing synchronizable item cannot be moved to a ThisDeviceOnly class either.
         try k.set("v1", key: "kept")
-        #expect(status { try refused.set("v2", key: "kept") } == -50)
+        #expect(status { () throws(KeychainError) in try refused.set("v2", key: "kept") } == -50)
         #expect(try k.get("kept") == "v1")
         #expect(try k.attributes(for: "kept")?.accessibility == .whenUnlocked)
         try k.removeAll()
