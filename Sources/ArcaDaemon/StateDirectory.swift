@@ -50,10 +50,12 @@ enum StateDirectory {
         _ body: (Int32, FileStatus) throws(HandlerError) -> R
     ) throws(HandlerError) -> R {
         let fd: Int32
-        do { fd = try FileSystem.open(path, flags) } catch let error as SystemError where error.errno == ELOOP {
-            throw refusal(path, "is a symlink")
-        } catch let error as SystemError where error.errno == ENOTDIR {
-            throw refusal(path, "is not a directory")
+        do { fd = try FileSystem.open(path, flags) } catch let error as SystemError
+            where error.errno == ELOOP || error.errno == ENOTDIR
+        {
+            // O_NOFOLLOW with O_DIRECTORY fails a symlink with ENOTDIR, not ELOOP.
+            let isLink = (try? FileSystem.status(path: path))??.isSymbolicLink ?? false
+            throw refusal(path, isLink || error.errno == ELOOP ? "is a symlink" : "is not a directory")
         } catch {
             throw HandlerError(.notAvailable, "cannot open \(what) \(path): \(error)")
         }

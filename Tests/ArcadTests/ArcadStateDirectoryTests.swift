@@ -13,8 +13,11 @@ struct ArcadStateDirectoryTests {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
         p.arguments = arguments
-        let errors = Pipe()
-        p.standardError = errors
+        // A file, not a pipe: a detached arcad would keep a pipe open for ever.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("arcad-stderr-\(UUID().uuidString)").path
+        FileManager.default.createFile(atPath: log, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        p.standardError = FileHandle(forWritingAtPath: log)
         p.standardOutput = FileHandle.nullDevice
         try p.run()
         let deadline = Date().addingTimeInterval(seconds)
@@ -22,8 +25,7 @@ struct ArcadStateDirectoryTests {
         let finished = !p.isRunning
         if !finished { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (finished ? p.terminationStatus : nil, text)
+        return (finished ? p.terminationStatus : nil, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
     }
 
     func foreground(_ state: String, _ socket: String) -> [String] {
@@ -67,8 +69,17 @@ struct ArcadStateDirectoryTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let state = directory + "/state"
-        let started = try runArcad(["--config", "/dev/null", "--state-dir", state, "--socket", directory + "/a.sock"])
-        #expect(started.status == 0)
+        // posix_spawn, not Foundation's Process: Process learns that its child ended when
+        // a descriptor it shares closes, and the detached arcad would keep it open.
+        let arguments: [String] = [builtExecutable("arcad"), "--config", "/dev/null", "--state-dir", state, "--socket",
+                                   directory + "/a.sock"]
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var parent: pid_t = 0
+        #expect(posix_spawn(&parent, arguments[0], nil, nil, argv, environ) == 0)
+        var status: Int32 = 0
+        #expect(waitpid(parent, &status, 0) == parent)
+        #expect(status == 0, "the parent exits 0 once arcad serves (wait status \(status))")
         let text = try String(contentsOfFile: state + "/arcad.lock", encoding: .utf8)
         let pid = try #require(Int32(text.trimmingCharacters(in: .newlines)))
         defer { kill(pid, SIGKILL) }
@@ -160,35 +171,38 @@ struct ArcadStateDirectoryTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let socket = directory + "/arcad.sock"
-        // How long a first start takes to answer, to spread the kills over it.
-        let probe = Date()
-        let measured = try startAndWait(state: directory + "/measure", socket: socket)
-        let startup = Date().timeIntervalSince(probe)
-        kill(measured.processIdentifier, SIGKILL)
-        measured.waitUntilExit()
+        // The kill points: the n-th call of one of the file system calls a first start
+        // makes, chosen at random; strace delivers SIGKILL there (a timer alone lands
+        // before or after the few milliseconds that matter almost every time).
+        let calls = ["openat", "write", "pwrite64", "fsync", "fdatasync", "rename", "unlink", "ftruncate"]
+        let profile = directory + "/profile"
+        try stopTraced(try startTraced(["-o", profile, "-e", "trace=" + calls.joined(separator: ",")],
+                                       state: directory + "/profiled", socket: socket))
+        let trace = try String(contentsOfFile: profile, encoding: .utf8).split(separator: "\n")
+        let counts = Dictionary(uniqueKeysWithValues: calls.map { call in
+            (call, trace.filter { $0.contains(" \(call)(") }.count)
+        })
+        #expect(counts["rename"] == 2 && counts["fsync", default: 0] >= 4, "\(counts)")
         var outcomes: [String: Int] = [:]
         for run in 0..<50 {
             let state = directory + "/run\(run)"
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
-            p.arguments = foreground(state, socket)
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            usleep(UInt32(Double.random(in: 0..<(startup * 1.2)) * 1_000_000))
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
+            let call = calls.randomElement() ?? "openat"
+            let n = Int.random(in: 1...max(1, counts[call, default: 1]))
+            try stopTraced(try startTraced(
+                ["-o", "/dev/null", "-e", "trace=\(call)", "-e", "inject=\(call):signal=SIGKILL:when=\(n)"],
+                state: state, socket: socket))
 
             let hostKey = try? FileManager.default.attributesOfItem(atPath: state + "/host.key")
             let systemDB = FileManager.default.fileExists(atPath: state + "/system.db")
             if let hostKey {
-                #expect(hostKey[.size] as? Int == 32, "run \(run): a partial host.key")
+                #expect(hostKey[.size] as? Int == 32, "run \(run) (\(call) #\(n)): a partial host.key")
                 #expect(hostKey[.posixPermissions] as? Int == 0o600)
             }
-            #expect(!(systemDB && hostKey == nil), "run \(run): system.db without host.key")
+            #expect(!(systemDB && hostKey == nil), "run \(run) (\(call) #\(n)): system.db without host.key")
             outcomes[hostKey == nil ? (systemDB ? "system.db only" : "neither") : (systemDB ? "both" : "host.key only"),
                      default: 0] += 1
 
-            // Usable: arcad starts on what is left, and system.db opens and holds an item.
+            // Usable: arcad starts on what is left, and system.db opens and keeps an item.
             let restarted = try startAndWait(state: state, socket: socket)
             defer {
                 kill(restarted.processIdentifier, SIGKILL)
@@ -198,13 +212,37 @@ struct ArcadStateDirectoryTests {
             let attributes: AttributeMap = [.service: .string("crash"), .account: .string("\(run)")]
             #expect(try client.send(.add(AddRequest(
                 vault: .system, itemClass: .genericPassword, attributes: attributes, secret: Array("kept".utf8))))
-                == .items([]), "run \(run)")
+                == .items([]), "run \(run) (\(call) #\(n))")
             #expect(try client.send(.copyMatching(vault: .system, query: Query(
                 itemClass: .genericPassword, attributes: attributes, returnFlags: .data)))
-                == .items([ResultItem(attributes: [:], data: Array("kept".utf8))]), "run \(run)")
+                == .items([ResultItem(attributes: [:], data: Array("kept".utf8))]), "run \(run) (\(call) #\(n))")
         }
-        print("first-start SIGKILL outcomes over 50 runs (startup \(Int(startup * 1000)) ms): \(outcomes)")
+        print("first start killed at random system calls, 50 runs: \(outcomes) (profile \(counts))")
         #expect(outcomes["system.db only"] == nil)
+    }
+
+    /// arcad under strace (`options`), until it is killed or its socket answers (the
+    /// start is complete), at most 20 s.
+    func startTraced(_ options: [String], state: String, socket: String) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        p.arguments = ["-f", "-qq"] + options + [builtExecutable("arcad")] + foreground(state, socket)
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        for _ in 0..<1000 where p.isRunning {
+            if let client = try? ArcadClient(path: socket, timeoutMilliseconds: 1000),
+               (try? client.send(.status(uid: nil))) != nil { break }
+            usleep(20_000)
+        }
+        return p
+    }
+
+    /// Kills the traced arcad (strace's child, by pid) and waits for strace.
+    func stopTraced(_ strace: Process) throws {
+        let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
+                                    encoding: .utf8)) ?? ""
+        for pid in children.split(separator: " ").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
+        strace.waitUntilExit()
     }
 
     /// Starts arcad in the foreground and waits until its socket answers.
