@@ -5,19 +5,7 @@ import Testing
 
 /// SecItemAdd and SecItemUpdate refuse a synchronizable item of a ThisDeviceOnly
 /// class with errSecParam (-50), as on Apple platforms, and store nothing.
-@Suite struct SecItemSynchronizableRootTests {
-    let service = "arca.secitem.sync.\(UUID().uuidString)"
-
-    init() throws { _ = try LiveArcad.socketPath() }
-
-    func base(_ account: String) -> [String: Any] {
-        [
-            kSecClass as String: kSecClassGenericPassword,
-            kSecAttrService as String: service,
-            kSecAttrAccount as String: account,
-        ]
-    }
-
+extension SecItemRootTests {
     @Test func addAndUpdateRefuseSynchronizableThisDeviceOnly_root() {
         var add = base("both")
         add[kSecValueData as String] = Data("pw".utf8)
