@@ -31,6 +31,9 @@ public struct DaemonConfig: Equatable, Sendable {
     /// Time a client has to send a whole request, and to take its reply; a client
     /// that has not finished sending within it (a silent or trickling one) is disconnected.
     public var clientTimeoutMilliseconds = 5_000
+    /// The most Argon2id work (passes × MiB) arcad spends on one user's
+    /// derivation, and the most a user may give their own vault.
+    public var kdfMaxCost = 1024
 
     public init() {}
 
@@ -89,6 +92,7 @@ public struct DaemonConfig: Equatable, Sendable {
         case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
         case "max_connections": maxConnections = try int(1...65_536)
         case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
+        case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

@@ -44,6 +44,10 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case revokeGrant = 0x0014
     /// ``Request/listGrants``.
     case listGrants = 0x0015
+    /// ``Request/loginUnlock(uid:key:)``.
+    case loginUnlock = 0x0016
+    /// ``Request/confirmCandidate(uid:candidate:session:)``.
+    case confirmCandidate = 0x0017
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -61,6 +65,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case sessions = 0x8006
     /// ``Reply/grants(_:)``.
     case grants = 0x8007
+    /// ``Reply/candidate(token:)``.
+    case candidate = 0x8008
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

@@ -30,6 +30,8 @@ public enum ProtocolLimits {
     public static let maximumErrorMessageLength = 4096
     /// Most result items or sessions in one reply.
     public static let maximumListCount = 65_536
+    /// Length of a candidate token (``Reply/candidate(token:)``).
+    public static let candidateTokenLength = 32
     /// Length of a password-derived vault key.
     public static let derivedKeyLength = 32
     /// Length of an Argon2id salt (libsodium's `crypto_pwhash_SALTBYTES`).

@@ -41,6 +41,8 @@ extension Reply {
                 w.i64(s.openedAt)
                 w.bool(s.locked)
             }
+        case .candidate(let token):
+            try w.fixed(token, field: "candidate", length: ProtocolLimits.candidateTokenLength)
         case .grants(let entries):
             try w.list(entries, field: "grants", limit: ProtocolLimits.maximumListCount) { w, e throws(ProtocolError) in
                 try w.optionalString(e.service, field: "service")
@@ -103,9 +105,11 @@ extension Reply {
                         service: try r.optionalString(field: "service"), account: try r.optionalString(field: "account"),
                         label: try r.optionalString(field: "label"), principals: try r.principals())
                 })
+        case .candidate:
+            return .candidate(token: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength))
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
-            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants:
+            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate:
             throw .unexpectedKind(kind)
         }
     }

@@ -61,9 +61,13 @@ extension Request {
             try w.bytes(recoveryKey, field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength)
             try w.key(newKey, field: "newKey")
             try w.kdf(parameters)
-        case .rotateRecoveryKey(let uid, let key):
+        case .rotateRecoveryKey(let uid, let key), .loginUnlock(let uid, let key):
             w.u32(uid)
             try w.key(key, field: "key")
+        case .confirmCandidate(let uid, let candidate, let session):
+            w.u32(uid)
+            try w.fixed(candidate, field: "candidate", length: ProtocolLimits.candidateTokenLength)
+            try w.bytes(session, field: "session", limit: ProtocolLimits.maximumTokenLength)
         }
     }
 
@@ -120,7 +124,13 @@ extension Request {
                 recoveryKey: try r.bytes(field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength),
                 newKey: try r.key(field: "newKey"), parameters: try r.kdf())
         case .rotateRecoveryKey: return .rotateRecoveryKey(uid: try r.u32(), key: try r.key(field: "key"))
-        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants:
+        case .loginUnlock: return .loginUnlock(uid: try r.u32(), key: try r.key(field: "key"))
+        case .confirmCandidate:
+            return .confirmCandidate(
+                uid: try r.u32(),
+                candidate: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength),
+                session: try r.bytes(field: "session", limit: ProtocolLimits.maximumTokenLength))
+        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate:
             throw .unexpectedKind(kind)
         }
     }

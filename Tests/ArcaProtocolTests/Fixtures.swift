@@ -92,6 +92,10 @@ enum Fixtures {
         .revokeGrant(query: Query(itemClass: .genericPassword, matchLimit: .all), principals: [.user(0)]),
         .revokeGrant(query: Query(itemClass: .genericPassword), principals: []),
         .listGrants,
+        .loginUnlock(uid: 1000, key: key),
+        .confirmCandidate(uid: 1000, candidate: otherKey, session: [9, 9]),
+        .confirmCandidate(
+            uid: .max, candidate: key, session: [UInt8](repeating: 3, count: ProtocolLimits.maximumTokenLength)),
     ]
 
     static let replies: [Reply] = [
@@ -133,6 +137,7 @@ enum Fixtures {
                 service: nil, account: nil, label: unicode,
                 principals: [.group(0), .unit(name: unicode, credential: ""), .user(.max)]),
         ]),
+        .candidate(token: key),
     ]
 
     /// Messages at the size limits (kept apart: large, so not used for mutation).

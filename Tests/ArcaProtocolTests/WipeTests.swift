@@ -66,9 +66,9 @@ struct WipeTests {
         #expect(wiped.kind == request.kind)
         switch wiped {
         case .unlock(_, let key), .enroll(_, let key, _), .rotateRecoveryKey(_, let key), .passwordReset(_, let key, _),
-            .closeSession(_, let key), .unlockWithPassword(_, let key):
+            .closeSession(_, let key), .unlockWithPassword(_, let key), .loginUnlock(_, let key):
             #expect(key.allSatisfy { $0 == 0 })
-        case .changePassword(_, let a, let b, _), .recover(_, let a, let b, _):
+        case .changePassword(_, let a, let b, _), .recover(_, let a, let b, _), .confirmCandidate(_, let a, let b):
             #expect((a + b).allSatisfy { $0 == 0 })
         case .openSession(let s): #expect(s.token.allSatisfy { $0 == 0 })
         case .add(let add): #expect(add.secret.allSatisfy { $0 == 0 })
@@ -87,5 +87,8 @@ struct WipeTests {
         var key = Reply.recoveryKey(Array("ABCD".utf8))
         key.wipeSecrets()
         #expect(key == .recoveryKey([0, 0, 0, 0]))
+        var candidate = Reply.candidate(token: Fixtures.key)
+        candidate.wipeSecrets()
+        #expect(candidate == .candidate(token: [UInt8](repeating: 0, count: 32)))
     }
 }

@@ -101,6 +101,19 @@ if command == "credential" {  // credential UNIT ID: systemd's LoadCredential= c
     exit(0)
 }
 
+if command == "open-session" {  // open-session UID: opens a PAM-like session (root), then waits for EOF on stdin
+    let opening = SessionOpening(uid: uid(0), token: (0..<16).map { _ in UInt8.random(in: 0...255) }, service: "probe")
+    do {
+        let reply = try ArcadClient(path: socket, timeoutMilliseconds: 5000).send(.openSession(opening))
+        print(reply == .ok ? "ok" : "error \(reply)")
+    } catch {
+        print("error \(error.status.rawValue) \(error)")
+    }
+    fflush(stdout)
+    while readLine() != nil {}
+    exit(0)
+}
+
 let request: Request
 switch command {
 case "status": request = .status(uid: rest.isEmpty ? nil : uid(0))
@@ -142,6 +155,7 @@ do {
     case .sessions(let list): print("ok \(list.count)")
     case .recoveryKey: print("ok recovery")
     case .grants(let list): print("ok \(list.count)")
+    case .candidate: print("ok candidate")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")

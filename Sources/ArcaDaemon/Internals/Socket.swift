@@ -23,11 +23,16 @@ public struct PeerCredentials: Equatable, Sendable {
     /// actually had, which may be fewer than the group database lists for its
     /// user (a process that dropped a group must not keep what the group grants).
     public let groups: [UInt32]
-    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = []) {
+    /// The peer's start time (`/proc/<pid>/stat`) read at accept, so that a
+    /// session binds to the process that connected even if its pid is reused
+    /// later; nil when not read.
+    public var startTime: UInt64?
+    public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = [], startTime: UInt64? = nil) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
         self.groups = groups
+        self.startTime = startTime
     }
 
     /// The primary group and the supplementary ones.
