@@ -16,7 +16,7 @@ BUILD       := .build/$(CONFIG)
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
         libsystemd-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
         libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi \
-        debhelper dpkg-dev lintian
+        debhelper dpkg-dev lintian strace
 
 .PHONY: all deps build products test unit integration fuzz install install-files uninstall deb bench clean
 

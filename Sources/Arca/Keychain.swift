@@ -92,7 +92,10 @@ public struct Keychain: Sendable {
         return copy
     }
 
-    /// A copy that reads and writes synchronizable (or not) items.
+    /// A copy that reads and writes synchronizable (or not) items. A synchronizable
+    /// item may leave the machine, so writes of a synchronizable keychain with a
+    /// ThisDeviceOnly ``accessibility(_:)`` throw ``KeychainError/Code/param``
+    /// (errSecParam, -50), as on Apple platforms.
     public func synchronizable(_ synchronizable: Bool) -> Keychain {
         var copy = self
         copy.synchronizable = synchronizable

@@ -28,7 +28,10 @@ public struct DaemonConfig: Equatable, Sendable {
     public var lockOnSuspend = true
     /// Connections one uid may hold open at once.
     public var maxConnectionsPerUID = 64
-    /// A client that sends nothing for this long is disconnected.
+    /// Connections arcad holds open at once, all uids together (each is a thread).
+    public var maxConnections = 512
+    /// Time a client has to send a whole request, and to take its reply; a client
+    /// that has not finished sending within it (a silent or trickling one) is disconnected.
     public var clientTimeoutMilliseconds = 5_000
     /// How much of root's kernel-key quota each user's items may take
     /// (`kernel_keys_per_user`, `kernel_bytes_per_user`, `kernel_root_share`).
@@ -95,6 +98,7 @@ public struct DaemonConfig: Equatable, Sendable {
                 throw ConfigError(location: location, message: "lock_on_suspend must be 'yes' or 'no', got '\(value)'")
             }
         case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
+        case "max_connections": maxConnections = try int(1...65_536)
         case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
         case "kernel_keys_per_user": kernelBudget.keysPerUser = try int(0...1_000_000)
         case "kernel_bytes_per_user": kernelBudget.bytesPerUser = try int(0...1_000_000_000)

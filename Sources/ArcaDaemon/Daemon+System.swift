@@ -35,7 +35,9 @@ extension Daemon {
         // Filtering by grant needs every match and its attributes; the limit is applied after.
         vaultQuery.matchLimit = .all
         vaultQuery.returnAttributes = true
-        let groups = peer.isRoot ? [] : Membership.groups(ofUser: peer.uid).union([peer.gid])
+        // The groups the caller's process has (SO_PEERGROUPS), not those the group
+        // database lists for its user: a process that dropped a group lost its grant.
+        let groups = peer.isRoot ? [] : peer.allGroups
         return try system.withLock { state throws(HandlerError) -> Reply in
             let all: [ItemResult]
             do {

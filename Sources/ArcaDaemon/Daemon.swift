@@ -189,7 +189,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     func vault(of state: UserState) throws(HandlerError) -> Vault? {
         if let vault = state.vault { return vault }
         let path = vaultPath(state.uid)
-        guard StateDirectory.exists(path) else { return nil }
+        guard try StateDirectory.existingFile(path) else { return nil }
         do {
             let vault = try Vault.open(at: path)
             state.vault = vault

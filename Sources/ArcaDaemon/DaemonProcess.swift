@@ -6,6 +6,16 @@ import Glibc
 
 /// Process-level set-up of arcad.
 public enum DaemonProcess {
+    /// Creates or checks the state directory (owner root, not writable by group or
+    /// others, no symlink) and takes its exclusive lock for the life of the
+    /// process, before anything reads state, binds the socket or restores parked
+    /// keys: a second arcad on the same directory fails here, naming the holder's
+    /// pid, and touches nothing the first one serves.
+    public static func claimStateDirectory(_ path: String) throws(HandlerError) -> StateLock {
+        try StateDirectory.prepare(path)
+        return try StateDirectory.lock(path)
+    }
+
     /// Joins a new anonymous session keyring, so that keys arcad handles never sit
     /// in a session keyring it inherited (and shares) from whoever started it, and
     /// links root's user keyring into it (as pam_keyinit does), so that arcad

@@ -16,13 +16,17 @@ public protocol RequestHandling: Sendable {
 /// requests to the handler and writes replies.
 ///
 /// A connection that sends a malformed frame is closed (the daemon is not
-/// affected); a client silent for longer than the timeout is closed; one uid may
-/// hold at most `maxConnectionsPerUID` connections.
+/// affected). Each request must arrive whole within the client timeout, and its
+/// reply be taken within it, however slowly the client trickles; memory follows
+/// the bytes that arrived, never the length a header announces. One uid may hold
+/// at most `maxConnectionsPerUID` connections, and arcad at most `maxConnections`
+/// in all (each is a thread and a buffer).
 public final class Server: Sendable {
     private let listener: Int32
     private let handler: any RequestHandling
     private let timeoutMilliseconds: Int
     private let maxConnectionsPerUID: Int
+    private let maxConnections: Int
     private let connections = Mutex<[UInt32: Int]>([:])
     private let stopping = Atomic<Bool>(false)
     /// Connections root may hold at once.
@@ -34,6 +38,7 @@ public final class Server: Sendable {
         self.handler = handler
         timeoutMilliseconds = config.clientTimeoutMilliseconds
         maxConnectionsPerUID = config.maxConnectionsPerUID
+        maxConnections = config.maxConnections
         if let inherited = Self.systemdSocket() {
             listener = inherited
             Log.info("using the socket passed by systemd")
@@ -70,7 +75,7 @@ public final class Server: Sendable {
         var peer: PeerCredentials
         do {
             peer = try SocketSystem.peerCredentials(fd)
-            try SocketSystem.setTimeouts(fd, milliseconds: timeoutMilliseconds)
+            try SocketSystem.setNonBlocking(fd)
             // Only root (the login stack) opens sessions, and a session is bound to
             // the process that opened it: remember which process connected.
             if peer.isRoot { peer.startTime = ProcessHandle.startTime(of: peer.pid) }
@@ -82,14 +87,15 @@ public final class Server: Sendable {
         // Root is the login stack of every user (PAM in login, sshd, display
         // managers), so it gets a wider bound than one user's processes.
         let limit = peer.isRoot ? max(maxConnectionsPerUID, Self.rootConnectionLimit) : maxConnectionsPerUID
-        let admitted = connections.withLock { counts -> Bool in
+        let refusal = connections.withLock { counts -> String? in
             let current = counts[peer.uid, default: 0]
-            guard current < limit else { return false }
+            guard current < limit else { return "uid \(peer.uid) has \(limit) connections open" }
+            guard counts.values.reduce(0, +) < maxConnections else { return "\(maxConnections) connections open" }
             counts[peer.uid] = current + 1
-            return true
+            return nil
         }
-        guard admitted else {
-            Log.warning("uid \(peer.uid) has \(limit) connections open; closing a new one")
+        if let refusal {
+            Log.warning("\(refusal); closing a new one from uid \(peer.uid)")
             close(fd)
             return
         }
@@ -109,52 +115,51 @@ public final class Server: Sendable {
         }
     }
 
-    /// Request, reply, until the client closes, times out or misbehaves.
+    /// Request, reply, until the client closes, misbehaves or runs out of time.
     private func converse(_ fd: Int32, peer: PeerCredentials) {
         var buffer: [UInt8] = []
         defer { SecureWipe.zero(&buffer) }
         while true {
-            switch Frame.decode(buffer, as: Request.self) {
-            case .needMore(let count):
-                guard readMore(fd, count: count, into: &buffer) else { return }
-            case .invalid(let error):
-                Log.warning("uid \(peer.uid) pid \(peer.pid): malformed request (\(error)); connection closed")
-                return
-            case .complete(var decoded):
-                SecureWipe.zero(&buffer)
-                buffer.removeFirst(min(decoded.length, buffer.count))
-                var reply = handler.handle(&decoded.message, from: peer)
-                decoded.message.wipeSecrets()
-                var frame: [UInt8]
-                do {
-                    frame = try Frame.encode(reply, requestID: decoded.requestID)
-                } catch {
-                    Log.error("cannot encode a reply to uid \(peer.uid): \(error)")
-                    frame = (try? Frame.encode(
-                        .error(status: .decode, message: "reply too large"),
-                        requestID: decoded.requestID)) ?? []
+            // The timeout bounds the whole request, not each read: a client that
+            // sends one byte a second cannot hold its thread and buffer for longer.
+            let deadline = Deadline.after(milliseconds: timeoutMilliseconds)
+            var decoded: DecodedFrame<Request>
+            read: while true {
+                switch Frame.decode(buffer, as: Request.self) {
+                case .needMore(let count):
+                    guard (try? SocketSystem.receive(fd, upTo: count, appendingTo: &buffer, until: deadline)) == true
+                    else { return }  // closed, out of time or failed: end the conversation
+                case .invalid(let error):
+                    Log.warning("uid \(peer.uid) pid \(peer.pid): malformed request (\(error)); connection closed")
+                    return
+                case .complete(let complete):
+                    decoded = complete
+                    break read
                 }
-                reply.wipeSecrets()
-                let sent = frame.withUnsafeBytes { (try? SocketSystem.writeAll(fd, $0)) != nil }
-                SecureWipe.zero(&frame)
-                guard sent else { return }
             }
+            SecureWipe.removeFirst(decoded.length, from: &buffer)
+            guard reply(to: &decoded, on: fd, peer: peer) else { return }
         }
     }
 
-    private func readMore(_ fd: Int32, count: Int, into buffer: inout [UInt8]) -> Bool {
-        let start = buffer.count
-        buffer.reserveCapacity(start + count)
-        buffer.append(contentsOf: repeatElement(0, count: count))
-        var filled = 0
-        while filled < count {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                (try? SocketSystem.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: raw[(start + filled)...]))) ?? -1
-            }
-            if n <= 0 { return false }  // closed, timed out or failed: end the conversation
-            filled += n
+    /// Handles one request and sends the reply; false if the client did not take it in time.
+    private func reply(to decoded: inout DecodedFrame<Request>, on fd: Int32, peer: PeerCredentials) -> Bool {
+        var reply = handler.handle(&decoded.message, from: peer)
+        decoded.message.wipeSecrets()
+        var frame: [UInt8]
+        do {
+            frame = try Frame.encode(reply, requestID: decoded.requestID)
+        } catch {
+            Log.error("cannot encode a reply to uid \(peer.uid): \(error)")
+            frame = (try? Frame.encode(
+                .error(status: .decode, message: "reply too large"),
+                requestID: decoded.requestID)) ?? []
         }
-        return true
+        reply.wipeSecrets()
+        let deadline = Deadline.after(milliseconds: timeoutMilliseconds)
+        let sent = frame.withUnsafeBytes { (try? SocketSystem.send(fd, $0, until: deadline)) == true }
+        SecureWipe.zero(&frame)
+        return sent
     }
 
     /// The first socket of systemd socket activation, if this process is its target.

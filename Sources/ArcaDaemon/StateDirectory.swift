@@ -4,60 +4,195 @@ import ArcaCrypto
 import Glibc
 #endif
 
-/// arcad's state directory: `users/<uid>.db` vaults, `system.db`, `host.key`.
-/// Directories are 0700 and files 0600, owned by root.
+/// arcad's state directory: `users/<uid>.db` vaults, `system.db`, `host.key`,
+/// `arcad.lock`. Directories are 0700 and files 0600, owned by root.
+///
+/// Whatever arcad finds there it checks before use, without following symlinks:
+/// a directory or file not owned by root, writable by group or others, or a
+/// symlink, is refused with a message naming it. Whoever could swap or write one
+/// of them could make arcad read a vault or host key of their choosing, or write
+/// root's vaults where they point.
 enum StateDirectory {
+    /// Creates `path` and `path/users` (0700) or checks the existing ones, and
+    /// tightens them to 0700 (vault names are uids).
     static func prepare(_ path: String) throws(HandlerError) {
         for directory in [path, "\(path)/users"] {
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
                 throw HandlerError(.notAvailable, "cannot create \(directory): \(String(cString: strerror(errno)))")
             }
-            // An existing directory is tightened too: vault names are uids.
-            chmod(directory, 0o700)
+            try checked(directory, what: "state directory") { fd, status throws(HandlerError) in
+                guard status.isDirectory else { throw refusal(directory, "is not a directory") }
+                guard status.permissions & 0o077 != 0 else { return }
+                do { try FileSystem.setPermissions(fd, 0o700) } catch {
+                    throw HandlerError(.notAvailable, "cannot tighten \(directory) to 0700: \(error)")
+                }
+            }
         }
     }
 
-    static func exists(_ path: String) -> Bool {
-        var st = stat()
-        return stat(path, &st) == 0
+    /// Whether `path` exists, after checking it is a regular file owned by root and
+    /// not writable by group or others (a symlink is refused, not followed).
+    static func existingFile(_ path: String) throws(HandlerError) -> Bool {
+        let found: FileStatus?
+        do { found = try FileSystem.status(path: path) } catch {
+            throw HandlerError(.notAvailable, "cannot inspect \(path): \(error)")
+        }
+        guard let found else { return false }
+        try check(path, found)
+        guard found.isRegularFile else { throw refusal(path, "is not a regular file") }
+        return true
     }
 
+    /// Opens `path` without following symlinks and checks the opened file itself
+    /// (fstat: no window between the check and the use), then runs `body`.
+    private static func checked<R>(
+        _ path: String, what: String, flags: Int32 = O_RDONLY | O_DIRECTORY,
+        _ body: (Int32, FileStatus) throws(HandlerError) -> R
+    ) throws(HandlerError) -> R {
+        let fd: Int32
+        do { fd = try FileSystem.open(path, flags) } catch let error as SystemError
+            where error.errno == ELOOP || error.errno == ENOTDIR
+        {
+            // O_NOFOLLOW with O_DIRECTORY fails a symlink with ENOTDIR, not ELOOP.
+            let isLink = (try? FileSystem.status(path: path))??.isSymbolicLink ?? false
+            throw refusal(path, isLink || error.errno == ELOOP ? "is a symlink" : "is not a directory")
+        } catch {
+            throw HandlerError(.notAvailable, "cannot open \(what) \(path): \(error)")
+        }
+        defer { close(fd) }
+        let status: FileStatus
+        do { status = try FileSystem.status(fd) } catch { throw HandlerError(.notAvailable, "cannot stat \(path): \(error)") }
+        try check(path, status)
+        return try body(fd, status)
+    }
+
+    /// The rule every directory and file of the state directory follows.
+    private static func check(_ path: String, _ status: FileStatus) throws(HandlerError) {
+        if status.isSymbolicLink { throw refusal(path, "is a symlink") }
+        if status.owner != 0 { throw refusal(path, "is owned by uid \(status.owner), not root") }
+        if status.permissions & 0o022 != 0 {
+            let mode = String(status.permissions, radix: 8)
+            throw refusal(path, "is writable by group or others (mode \(mode))")
+        }
+    }
+
+    private static func refusal(_ path: String, _ why: String) -> HandlerError {
+        HandlerError(.notAvailable, "refusing \(path): it \(why); it must be root's own (chown root, chmod go-w)")
+    }
+
+    // MARK: Single instance
+
+    /// Takes the exclusive lock of the state directory (`flock` on `arcad.lock`)
+    /// for the life of the process, and records this process's pid in it. A
+    /// second arcad on the same directory is refused with the holder's pid.
+    static func lock(_ directory: String) throws(HandlerError) -> StateLock {
+        let path = "\(directory)/arcad.lock"
+        let fd: Int32
+        do { fd = try FileSystem.open(path, O_RDWR | O_CREAT) } catch let error as SystemError where error.errno == ELOOP {
+            throw refusal(path, "is a symlink")
+        } catch {
+            throw HandlerError(.notAvailable, "cannot open \(path): \(error)")
+        }
+        do {
+            let status = try FileSystem.status(fd)
+            try check(path, status)
+            guard status.isRegularFile else { throw refusal(path, "is not a regular file") }
+            guard try FileSystem.tryLockExclusive(fd) else {
+                let text = String(decoding: (try? FileSystem.readPrefix(fd, limit: 32)) ?? [], as: UTF8.self)
+                let pid = Int32(text.trimmingWhitespace()).map { "pid \($0)" } ?? "pid unknown"
+                throw HandlerError(.notAvailable, "another arcad (\(pid)) is using the state directory \(directory)")
+            }
+            let lock = StateLock(fd: fd)
+            lock.recordOwner()
+            return lock
+        } catch let error as HandlerError {
+            close(fd)
+            throw error
+        } catch {
+            close(fd)
+            throw HandlerError(.notAvailable, "cannot lock \(path): \(error)")
+        }
+    }
+
+    // MARK: Host key
+
     /// The host secret, created (32 random bytes, 0600) on first start. It keys the
-    /// ThisDeviceOnly classes, so a copied vault cannot open them elsewhere.
+    /// ThisDeviceOnly classes and the system vault, so a copied vault cannot open
+    /// them elsewhere. Created atomically (temporary file, fsync, rename, fsync of
+    /// the directory): a crash leaves either no host.key or a whole one.
     static func hostSecret(in directory: String) throws(HandlerError) -> SecretBytes {
         let path = "\(directory)/host.key"
-        let length = 32
-        var fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        if fd < 0 && errno == ENOENT {
-            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw HandlerError(.notAvailable, "cannot create \(path)") }
-            defer { close(fd) }
+        if try existingFile(path) {
+            return try readHostSecret(path)
+        }
+        // A new host key could never open the existing system vault: say so, rather
+        // than replace the lost key and fail later.
+        if try existingFile("\(directory)/system.db") {
+            throw HandlerError(.notAvailable, "\(directory)/system.db exists but \(path) is missing; restore host.key")
+        }
+        return try createHostSecret(path, directory: directory)
+    }
+
+    static let hostSecretLength = 32
+
+    private static func readHostSecret(_ path: String) throws(HandlerError) -> SecretBytes {
+        try checked(path, what: "host key", flags: O_RDONLY) { fd, status throws(HandlerError) -> SecretBytes in
+            guard status.isRegularFile else { throw refusal(path, "is not a regular file") }
+            // A secret readable by others is no longer a secret; say so rather than use it.
+            guard status.permissions & 0o077 == 0 else {
+                throw refusal(path, "is readable by group or others (mode \(String(status.permissions, radix: 8)))")
+            }
+            guard status.size == hostSecretLength else {
+                throw HandlerError(.decode, "\(path) is damaged (expected \(hostSecretLength) bytes)")
+            }
             do {
-                let secret = try SecretBytes.random(count: length)
-                let written = secret.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                guard written == length, fsync(fd) == 0 else {
-                    unlink(path)
-                    throw HandlerError(.notAvailable, "cannot write \(path)")
+                return try SecretBytes(count: hostSecretLength) { buffer in
+                    guard try FileSystem.readExactly(fd, into: buffer) else {
+                        throw HandlerError(.decode, "\(path) is damaged (expected \(hostSecretLength) bytes)")
+                    }
                 }
-                return secret
             } catch let error as HandlerError {
                 throw error
             } catch {
-                unlink(path)
-                throw HandlerError(.notAvailable, "out of locked memory")
+                throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
             }
         }
-        guard fd >= 0 else { throw HandlerError(.notAvailable, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+    }
+
+    private static func createHostSecret(_ path: String, directory: String) throws(HandlerError) -> SecretBytes {
+        let temporary = path + ".tmp"
         do {
-            return try SecretBytes(count: length) { buffer in
-                let n = read(fd, buffer.baseAddress, length)
-                guard n == length else { throw HandlerError(.decode, "\(path) is damaged (expected \(length) bytes)") }
+            // A crash during an earlier first start may have left a partial one.
+            try FileSystem.removeIfPresent(temporary)
+            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            let secret: SecretBytes
+            do {
+                defer { close(fd) }
+                secret = try SecretBytes.random(count: hostSecretLength)
+                try secret.withUnsafeBytes { try FileSystem.writeAll(fd, $0) }
+                try FileSystem.sync(fd)
             }
-        } catch let error as HandlerError {
-            throw error
+            try FileSystem.rename(temporary, path)
+            try FileSystem.syncDirectory(directory)
+            return secret
         } catch {
-            throw HandlerError(.notAvailable, "out of locked memory")
+            try? FileSystem.removeIfPresent(temporary)
+            throw HandlerError(.notAvailable, "cannot create \(path): \(error)")
         }
+    }
+}
+
+/// The exclusive lock on a state directory, held until the process exits (the
+/// descriptor is never closed: closing it would release the lock).
+public final class StateLock: Sendable {
+    private let fd: Int32
+
+    fileprivate init(fd: Int32) { self.fd = fd }
+
+    /// Writes this process's pid into the lock file; called again after arcad
+    /// detaches, when the pid changes. The lock (an open file description) is
+    /// inherited across fork.
+    public func recordOwner() {
+        try? FileSystem.replaceContent(fd, with: Array("\(getpid())\n".utf8))
     }
 }

@@ -77,19 +77,10 @@ enum GrantCodec {
 }
 
 /// Unix users and groups, from NSS (so LDAP and systemd's dynamic users count too).
+/// Only for delivering group grants into members' persistent keyrings, where no
+/// process is asking; a request over the socket is decided from the groups its
+/// process actually has (`PeerCredentials.groups`, SO_PEERGROUPS), never from here.
 enum Membership {
-    /// Every gid `uid` belongs to: its primary group and the supplementary ones.
-    static func groups(ofUser uid: UInt32) -> Set<UInt32> {
-        guard let (name, primary) = user(uid) else { return [] }
-        var count: Int32 = 64
-        var list = [gid_t](repeating: 0, count: Int(count))
-        if getgrouplist(name, primary, &list, &count) < 0 {
-            list = [gid_t](repeating: 0, count: Int(count))
-            guard getgrouplist(name, primary, &list, &count) >= 0 else { return [primary] }
-        }
-        return Set(list.prefix(Int(count))).union([primary])
-    }
-
     /// The uids of group `gid`'s members: those listed in the group, and those whose
     /// primary group it is.
     static func members(ofGroup gid: UInt32) -> Set<UInt32> {
@@ -133,17 +124,6 @@ enum Membership {
             var found: UnsafeMutablePointer<passwd>?
             guard let base = raw.baseAddress, getpwnam_r(name, &pw, base, raw.count, &found) == 0, found != nil else { return nil }
             return pw.pw_uid
-        }
-    }
-
-    private static func user(_ uid: UInt32) -> (String, gid_t)? {
-        var buffer = [CChar](repeating: 0, count: 1 << 14)
-        return buffer.withUnsafeMutableBufferPointer { raw -> (String, gid_t)? in
-            var pw = passwd()
-            var found: UnsafeMutablePointer<passwd>?
-            guard let base = raw.baseAddress, getpwuid_r(uid, &pw, base, raw.count, &found) == 0, found != nil, let name = pw.pw_name
-            else { return nil }
-            return (String(cString: name), pw.pw_gid)
         }
     }
 

@@ -2,6 +2,10 @@ import ArcaCrypto
 import ArcaVault
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The system vault (`<state>/system.db`) and what arcad last delivered from it.
 final class SystemState {
     let vault: Vault
@@ -35,23 +39,40 @@ final class SystemContext: @unchecked Sendable {
         let path = "\(directory)/system.db"
         do {
             let key = try SubkeyDerivation.derive(from: hostSecret, label: "arca.system-vault.v1")
-            let vault: Vault
-            if StateDirectory.exists(path) {
-                vault = try Vault.open(at: path)
-                try vault.unlock(derivedKey: key, hostSecret: hostSecret)
-            } else {
-                let parameters = KDFParameters(
-                    opsLimit: 1, memoryLimit: KDFParameters.memoryFloor,
-                    salt: SecureRandom.bytes(count: KDFParameters.saltLength))
-                vault = try Vault.create(at: path, derivedKey: key, kdfParameters: parameters, hostSecret: hostSecret)
-                    .vault
+            if try !StateDirectory.existingFile(path) {
+                try create(path, directory: directory, key: key, hostSecret: hostSecret)
                 Log.notice("created the system vault \(path)")
             }
+            let vault = try Vault.open(at: path)
+            try vault.unlock(derivedKey: key, hostSecret: hostSecret)
             return SystemContext(state: SystemState(vault: vault))
+        } catch let error as HandlerError {
+            throw error
         } catch let error as VaultError {
             throw HandlerError.vault(error)
         } catch {
             throw HandlerError(.notAvailable, "cannot open the system vault: \(error)")
         }
+    }
+
+    /// Creates the vault under a temporary name, closes it (SQLite folds its WAL
+    /// into the file), then renames it into place and syncs the directory: a crash
+    /// during the first start leaves no system.db or a whole one, never a half-made
+    /// file that would stop every later start.
+    private static func create(_ path: String, directory: String, key: SecretBytes, hostSecret: SecretBytes) throws {
+        let temporary = path + ".new"
+        let leftovers = ["", "-wal", "-shm", "-journal"].map { temporary + $0 }
+        for file in leftovers { try FileSystem.removeIfPresent(file) }
+        let parameters = KDFParameters(
+            opsLimit: 1, memoryLimit: KDFParameters.memoryFloor, salt: SecureRandom.bytes(count: KDFParameters.saltLength))
+        do {
+            _ = try Vault.create(at: temporary, derivedKey: key, kdfParameters: parameters, hostSecret: hostSecret)
+        }  // released here: the connection closes and the WAL is checkpointed and removed
+        guard try FileSystem.status(path: temporary + "-wal") == nil else {
+            throw HandlerError(.notAvailable, "cannot create \(path): SQLite kept a write-ahead log")
+        }
+        try FileSystem.syncFile(temporary)
+        try FileSystem.rename(temporary, path)
+        try FileSystem.syncDirectory(directory)
     }
 }

@@ -13,6 +13,7 @@ extension Vault {
         var a = attributes
         let accessible = a.accessible ?? .whenUnlocked
         let sync = a.synchronizable ?? false
+        try Self.checkSynchronizable(sync, accessible)
         guard let classKey = classKeys[accessible], let index = blindIndex else { throw VaultError.locked }
         let now = FileProbe.now()
         a.accessible = accessible
@@ -73,6 +74,7 @@ extension Vault {
     public func update(_ query: Query, changes: ItemAttributes, secret: SecretBytes? = nil) throws -> Int {
         try validateQuery(query)
         try validate(changes, for: query.itemClass, secret: secret)
+        if let sync = changes.synchronizable, let target = changes.accessible { try Self.checkSynchronizable(sync, target) }
         if let target = changes.accessible, classKeys[target] == nil { throw VaultError.locked }
         guard let index = blindIndex else { throw try noMatchError(query) }
         return try guarded {
@@ -89,6 +91,7 @@ extension Vault {
                     a.apply(changes)
                     a.modificationDate = now
                     let accessible = a.accessible ?? m.row.accessible
+                    try Self.checkSynchronizable(a.synchronizable ?? false, accessible)
                     guard let classKey = classKeys[accessible] else { throw VaultError.locked }
                     let sealed = try crypto {
                         try seal(
@@ -160,6 +163,14 @@ extension Vault {
             throw VaultError.param("creation and modification dates are set by the store")
         }
         try validateFields(a, for: itemClass)
+    }
+
+    /// A synchronizable item leaves the machine; a ThisDeviceOnly one never does.
+    /// Apple's SecItemAdd/SecItemUpdate refuse the pair with errSecParam; so does
+    /// the vault, whichever of the two a change sets.
+    private static func checkSynchronizable(_ synchronizable: Bool, _ accessible: Accessibility) throws {
+        guard synchronizable && accessible.isThisDeviceOnly else { return }
+        throw VaultError.param("a synchronizable item cannot have a ThisDeviceOnly accessibility")
     }
 
     private func validateQuery(_ q: Query) throws {

@@ -103,6 +103,15 @@ signal(SIGINT, SIG_DFL)
 signal(SIGPIPE, SIG_IGN)
 umask(0o077)
 
+// First of all, the state directory is checked and locked: a second arcad on it
+// stops here, before it restores parked keys or unlinks the first one's socket.
+let stateLock: StateLock
+do {
+    stateLock = try DaemonProcess.claimStateDirectory(config.stateDirectory)
+} catch {
+    fail("cannot start: \(error.message)")
+}
+
 // arcad's own private session keyring: nothing it handles may percolate into a
 // keyring that another process inherits (systemd's KeyringMode=private does the
 // same; this covers arcad started by hand or by a test).
@@ -110,6 +119,7 @@ DaemonProcess.isolateKeyrings()
 
 // Detach before anything secret is allocated: locked memory does not survive fork.
 let readiness: Int32? = options.foreground ? nil : DaemonProcess.detach()
+if readiness != nil { stateLock.recordOwner() }
 let daemon: Daemon
 let server: Server
 let credentials: CredentialServer
@@ -122,6 +132,8 @@ do {
     daemon.deliverSystemGrants()
     server = try Server(config: config, handler: daemon)
     credentials = try CredentialServer(config: config, daemon: daemon)
+} catch let error as HandlerError {
+    fail("cannot start: \(error.message)")
 } catch {
     fail("cannot start: \(error)")
 }

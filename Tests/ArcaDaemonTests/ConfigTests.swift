@@ -29,6 +29,7 @@ struct ConfigTests {
             idle_timeout = 900
             lock_on = all
             max_connections_per_uid = 8
+            max_connections = 100
             client_timeout_ms=2000
             credentials_socket = /tmp/cred.sock
             kdf_max_cost = 512
@@ -38,6 +39,8 @@ struct ConfigTests {
         #expect(c.idleTimeout == 900)
         #expect(c.lockOn == .all)
         #expect(c.maxConnectionsPerUID == 8)
+        #expect(c.maxConnections == 100)
+        #expect(DaemonConfig().maxConnections == 512)
         #expect(c.clientTimeoutMilliseconds == 2000)
         #expect(c.credentialsSocket == "/tmp/cred.sock")
         #expect(c.kdfMaxCost == 512)
@@ -56,6 +59,9 @@ struct ConfigTests {
         }
         #expect(throws: ConfigError(location: "t.conf:1", message: "idle_timeout must be a whole number in 0...31536000, got '-1'")) {
             try DaemonConfig.parse("idle_timeout = -1", file: "t.conf")
+        }
+        #expect(throws: ConfigError(location: "t.conf:1", message: "max_connections must be a whole number in 1...65536, got '0'")) {
+            try DaemonConfig.parse("max_connections = 0", file: "t.conf")
         }
         #expect(throws: ConfigError(location: "t.conf:1", message: "state_dir must be an absolute path, got 'var/lib'")) {
             try DaemonConfig.parse("state_dir = var/lib", file: "t.conf")

@@ -16,7 +16,7 @@ let command = args[1]
 let rest = Array(args.dropFirst(2))
 func uid(_ i: Int) -> UInt32 { UInt32(rest.count > i ? rest[i] : "") ?? UInt32.max }
 
-if command == "hold" {  // hold N: open N connections at once; how many get an answer
+if command == "hold" {  // hold N [SECONDS]: open N connections at once; how many get an answer; keep them SECONDS
     let count = Int(rest.first ?? "") ?? 0
     var clients: [ArcadClient] = []
     for _ in 0..<count {
@@ -25,6 +25,47 @@ if command == "hold" {  // hold N: open N connections at once; how many get an a
     var answered = 0
     for c in clients where (try? c.send(.status(uid: nil))) != nil { answered += 1 }
     print("ok answered=\(answered) of \(count)")
+    fflush(stdout)
+    if rest.count > 1, let seconds = UInt32(rest[1]) { sleep(seconds) }
+    exit(0)
+}
+
+if command == "trickle" {  // trickle N SECONDS: N slow clients, each announcing the largest body, one byte per 100 ms
+    let count = Int(rest.first ?? "") ?? 0
+    let seconds = Double(rest.count > 1 ? rest[1] : "") ?? 1
+    let length = UInt32(ProtocolLimits.maximumBodyLength)
+    // Header of an `add` (kind 0x000A) whose body never finishes arriving.
+    let header = Frame.magic + [0, 1, 0, 0x0A, 0, 0, 0, 1] + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: length >> $0) }
+    var connected: [Int32] = []
+    for _ in 0..<count {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var remote = sockaddr_un()
+        remote.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &remote.sun_path) { for (i, b) in socket.utf8.enumerated() { $0[i] = b } }
+        let rc = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { close(fd); continue }
+        _ = header.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        connected.append(fd)
+    }
+    print("ok connected=\(connected.count)")
+    fflush(stdout)
+    var open = Set(connected)
+    var start = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &start)
+    while !open.isEmpty {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        if Double(now.tv_sec - start.tv_sec) + Double(now.tv_nsec - start.tv_nsec) / 1e9 >= seconds { break }
+        for fd in open {
+            var byte: UInt8 = 1
+            // EPIPE/ECONNRESET: arcad closed this connection.
+            if send(fd, &byte, 1, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno != EAGAIN { open.remove(fd) }
+        }
+        usleep(100_000)
+    }
+    print("ok closed-by-arcad=\(connected.count - open.count) of \(connected.count)")
     exit(0)
 }
 

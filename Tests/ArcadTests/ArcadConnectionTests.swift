@@ -53,6 +53,83 @@ struct ArcadConnectionTests {
     }
 }
 
+extension ArcadConnectionTests {
+    /// VmRSS of `pid` in KiB, from /proc.
+    static func residentKiB(_ pid: Int32) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
+    }
+
+    /// `argv` as `user`, started in the background; its stdout as a pipe.
+    static func background(_ user: TestUser, _ argv: [String]) throws -> (Process, Pipe) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = Array(user.command(argv).dropFirst())
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return (p, out)
+    }
+
+    /// The first line `pipe` carries (waits for it).
+    static func firstLine(_ pipe: Pipe) -> String {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = pipe.fileHandleForReading.readData(ofLength: 1)
+            guard let byte = chunk.first, byte != 10 else { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test("64 trickling connections from each of 4 uids: RSS grows < 20 MB and each is cut at client_timeout_ms")
+    func tricklingClients() throws {
+        try withThrowawayUsers(4, prefix: "servertr") { users in
+            // 3 s to send a request: the tricklers' 8 s leave a wide margin on a loaded machine.
+            let arcad = try RunningArcad(config: "client_timeout_ms = 3000\n")
+            defer { arcad.stop() }
+            let pid = try #require(arcad.process?.processIdentifier)
+            #expect(try arcad.send(.status(uid: nil)) == emptyRootStatus)
+            let before = Self.residentKiB(pid)
+            // Each client announces a 2 MiB body and sends one byte every 100 ms, for 8 s:
+            // every read succeeds well inside the timeout, the request never completes.
+            let clients = try users.map { try Self.background($0, [builtExecutable("arcad-probe"), arcad.socket, "trickle", "64", "8"]) }
+            for (_, out) in clients { #expect(Self.firstLine(out) == "ok connected=64") }
+            var peak = before
+            while clients.contains(where: { $0.0.isRunning }) {
+                peak = max(peak, Self.residentKiB(pid))
+                usleep(100_000)
+            }
+            var lines: [String] = []
+            for (p, out) in clients {
+                p.waitUntilExit()
+                lines.append(Self.firstLine(out))
+            }
+            print("arcad VmRSS: \(before) KiB before, \(peak) KiB at the peak of 256 trickling connections")
+            #expect(peak - before < 20 * 1024, "RSS grew by \(peak - before) KiB")
+            // The deadline is per request: every trickler was cut off before its 8 s ran out.
+            #expect(lines == Array(repeating: "ok closed-by-arcad=64 of 64", count: 4))
+            #expect(try arcad.send(.status(uid: nil)) == emptyRootStatus)
+        }
+    }
+
+    @Test("max_connections bounds every uid together")
+    func globalBound() throws {
+        try withThrowawayUsers(2, prefix: "serverca") { users in
+            let arcad = try RunningArcad(config: "max_connections = 10\nmax_connections_per_uid = 8\n")
+            defer { arcad.stop() }
+            // The first user holds 8 for 3 s; the second gets the 2 left.
+            let (holder, out) = try Self.background(users[0], [builtExecutable("arcad-probe"), arcad.socket, "hold", "8", "3"])
+            #expect(Self.firstLine(out) == "ok answered=8 of 8")
+            #expect(try users[1].probe(arcad.socket, "hold", "4") == "ok answered=2 of 4")
+            holder.waitUntilExit()
+            #expect(try users[1].probe(arcad.socket, "hold", "4") == "ok answered=4 of 4")
+        }
+    }
+}
+
 /// What root's status is on a fresh arcad.
 let emptyRootStatus = Reply.status(VaultStatus(
     uid: 0, hasVault: false, unlocked: [], sessionCount: 0, passwordOutOfSync: false, itemsNotInKernel: 0,

@@ -84,9 +84,41 @@ struct SystemServiceTests {
             #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [.group(gid)])) == .ok)
             #expect(try serviceRead(member) == "ok " + hex("g-secret"))
             #expect(try serviceRead(outsider) == "error ENOKEY")
-            // Over the socket, membership is looked up in the group database.
-            #expect(try member.probe(arcad.socket, "system-get") == "ok g-secret")
+            // Over the socket, the groups the caller's process has decide (SO_PEERGROUPS).
+            func systemGet(_ user: TestUser, _ groups: String) throws -> String {
+                try run(["setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)", groups,
+                         builtExecutable("arcad-probe"), arcad.socket, "system-get"]).stdout
+            }
+            #expect(try systemGet(member, "--init-groups") == "ok g-secret")
+            #expect(try systemGet(member, "--groups=\(gid)") == "ok g-secret")
             #expect(try outsider.probe(arcad.socket, "system-get") == "error -25300 no such item")
+            #expect(try systemGet(outsider, "--init-groups") == "error -25300 no such item")
+        }
+    }
+
+    @Test("attack: a member that dropped the group from its process loses the group's grant")
+    func droppedGroup() throws {
+        try withThrowawayUsers(1, prefix: "serverdg", cleanup: purge) { users in
+            let member = users[0]
+            let group = "serverdg" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+            let other = group + "o"
+            for name in [group, other] { try #require(run(["groupadd", name]).status == 0) }
+            defer { for name in [group, other] { _ = try? run(["groupdel", name]) } }
+            try #require(run(["usermod", "-aG", "\(group),\(other)", member.name]).status == 0)
+            let gid = try #require(UInt32(try run(["getent", "group", group]).stdout.split(separator: ":")[2]))
+            let otherGID = try #require(UInt32(try run(["getent", "group", other]).stdout.split(separator: ":")[2]))
+            let arcad = try RunningArcad(config: "")
+            defer { arcad.stop() }
+            #expect(try arcad.send(Self.addSystem("g-secret")) == .items([]))
+            #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [.group(gid)])) == .ok)
+            func systemGet(_ groups: String) throws -> String {
+                try run(["setpriv", "--reuid=\(member.uid)", "--regid=\(member.gid)", groups,
+                         builtExecutable("arcad-probe"), arcad.socket, "system-get"]).stdout
+            }
+            // The group database still lists the member; its process no longer has the group.
+            #expect(try systemGet("--init-groups") == "ok g-secret")
+            #expect(try systemGet("--clear-groups") == "error -25300 no such item")
+            #expect(try systemGet("--groups=\(otherGID)") == "error -25300 no such item")
         }
     }
 

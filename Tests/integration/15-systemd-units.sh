@@ -30,6 +30,14 @@ reply=$("$build/arcad-probe" "$work/activated.sock" status 2>&1 || true)
 check "socket activation: arcad answers on the passed socket ($reply)" test "$reply" = "ok vault=false unlocked=0 sessions=0 sync=true"
 check "socket activation: arcad did not bind its own socket" test ! -e "$work/unused.sock"
 check "socket activation: arcad said so" grep -q "using the socket passed by systemd" "$work/arcad.log"
+# A second arcad on the activated one's state directory is refused (naming its pid) and
+# touches nothing; the activated one keeps answering on the passed socket.
+holder=$(cat "$work/state/arcad.lock" 2>/dev/null || true)
+rc=0; err=$("$build/arcad" --foreground --config /dev/null --state-dir "$work/state" --socket "$work/activated.sock" 2>&1) || rc=$?
+check "socket activation: a second arcad exits 1 naming the holder ($err)" \
+    test "$rc" = 1 -a "$err" = "arcad: cannot start: another arcad (pid $holder) is using the state directory $work/state"
+reply=$("$build/arcad-probe" "$work/activated.sock" status 2>&1 || true)
+check "socket activation: the first arcad still answers ($reply)" test "$reply" = "ok vault=false unlocked=0 sessions=0 sync=true"
 kill "$activator" 2>/dev/null || true
 pkill -f "state-dir $work/state" 2>/dev/null || true
 wait "$activator" 2>/dev/null || true
