@@ -82,6 +82,10 @@ phase lintian
 lintian_out=$(lintian --fail-on error,warning "$work/v1/arca_${version}_amd64.changes" 2>&1 |
     grep -v '^running with root privileges' || true)
 check "lintian: no error, no warning" "" echo "$lintian_out"
+# The conffile shows every key arca.conf(5) documents, commented out at its default.
+man_keys=$(grep -oE '^\.BR [a-z_]+ " \(default' "$top/man/arca.conf.5" | awk '{print $2}' | sort | xargs)
+conf_keys=$(grep -oE '^#[a-z_]+ =' "$top/debian/arca.conf" | tr -d '#=' | sort | xargs)
+check "debian/arca.conf lists every key of arca.conf(5)" "$man_keys" echo "$conf_keys"
 
 # --- install -------------------------------------------------------------------
 phase install
