@@ -1,6 +1,7 @@
 import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol
+import ArcaTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -104,6 +105,9 @@ final class TestDaemon {
         _ = send(.lockAll, as: 0)
         try? FileManager.default.removeItem(atPath: directory)
     }
+
+    // In-process daemons park real keys in root's @u; not every test ends with cleanUp.
+    deinit { removeParkedKeys(stateDirectory: directory) }
 }
 
 /// Cheapest parameters arcad accepts (64 MiB, 1 pass), with a fixed salt.

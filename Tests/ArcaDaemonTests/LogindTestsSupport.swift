@@ -368,6 +368,7 @@ final class LogindWorld {
 
     func stop() {
         arcad.stop()
+        removeParkedKeys(stateDirectory: directory + "/state")
         logind?.quit()
         bus.stop()
         try? FileManager.default.removeItem(atPath: directory)

@@ -70,17 +70,6 @@ public enum LiveArcad {
         return Instance(socket: socket)
     }
 
-    /// arcad parks class keys in `arcad:parked:<tag>` in root's user keyring, `<tag>`
-    /// naming the state directory (see `KeyParking`); an instance of a test never
-    /// comes back, so its ring goes, or every later keyring search walks it.
-    private static func removeParkingRing(stateDirectory: String) {
-        guard let digest = try? KeyedHash.blake2b(Array(stateDirectory.utf8), outputLength: 16) else { return }
-        let tag = digest.prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-        if let ring = try? KeySerial.userKeyring.search(type: "keyring", description: "arcad:parked:" + tag) {
-            try? ring.invalidate()
-        }
-    }
-
     private static func stopAll() {
         for (process, dir) in started {
             let socket = dir + "/arcad.sock"
@@ -97,7 +86,7 @@ public enum LiveArcad {
                 usleep(20_000)
             }
             kill(pid, SIGKILL)
-            removeParkingRing(stateDirectory: dir + "/state")
+            removeParkedKeys(stateDirectory: dir + "/state")
             try? FileManager.default.removeItem(atPath: dir)
         }
     }

@@ -116,10 +116,19 @@ public func withThrowawayUsers(
     }
     for index in 0..<count {
         let name = "\(prefix)\(tag)\(index)"
-        var made = try run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
-        for _ in 0..<20 where made.status == 1 || made.status == 10 {
+        // A random uid far above useradd's own range: suites run in parallel, and some
+        // delete their user while arcad still runs (recycled-uid and deleted-account
+        // attacks). With useradd's next-free uid, another suite's new user could take
+        // that uid at once and have its keyrings purged by the first suite's arcad.
+        func add() throws -> CommandResult {
+            let uid = UInt32.random(in: 5_000_000..<9_000_000)
+            return try run(["useradd", "-M", "-N", "-u", "\(uid)", "-s", "/usr/sbin/nologin", name])
+        }
+        var made = try add()
+        // 1 and 10: /etc/passwd or /etc/group is locked by another suite; 4: the uid is taken.
+        for _ in 0..<20 where [1, 4, 10].contains(made.status) {
             usleep(100_000)
-            made = try run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
+            made = try add()
         }
         guard made.status == 0 else { throw TestSupportError("useradd \(name) failed: \(made.stderr)") }
         guard let uid = UInt32(try run(["id", "-u", name]).stdout), let gid = UInt32(try run(["id", "-g", name]).stdout)
@@ -127,4 +136,18 @@ public func withThrowawayUsers(
         users.append(TestUser(name: name, uid: uid, gid: gid))
     }
     try body(users)
+}
+
+/// Removes what an arcad over `stateDirectory` parked in root's user keyring: the ring
+/// `arcad:parked:<tag>`, `<tag>` being the first 6 bytes of the BLAKE2b-128 of the
+/// path (`KeyParking`). A test's arcad never comes back, and root's `@u` is shared by
+/// every arcad on the machine: left there, each ring slows every later root keyring
+/// search. Invalidating the ring destroys the parked keys it alone links.
+public func removeParkedKeys(stateDirectory: String) {
+    _ = try? run([
+        "sh", "-c",
+        "tag=$(printf %s \"$1\" | b2sum -l 128 | cut -c1-12) && "
+            + "keyctl search @u keyring \"arcad:parked:$tag\" 2>/dev/null | xargs -r keyctl invalidate",
+        "sh", stateDirectory,
+    ])
 }

@@ -184,7 +184,7 @@ struct KernelAttackTests {
                     "got \(described)")
             #expect(try run(asUid + ["keyctl", "rlist", "@u"]).stdout == "")
             let name = "keyringr" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
-            #expect(try run(["useradd", "-M", "-N", "-u", "\(bob.uid)", "-s", "/usr/sbin/nologin", name]).status == 0)
+            #expect(try run(["useradd", "-o", "-M", "-N", "-u", "\(bob.uid)", "-s", "/usr/sbin/nologin", name]).status == 0)
             defer { _ = try? run(["userdel", "-f", name]) }
             let heir = TestUser(name: name, uid: bob.uid, gid: bob.gid)
             #expect(try kernelOnlyGet(heir, "mail", "bob").stdout == "")

@@ -54,6 +54,7 @@ final class RunningArcad {
     func stop() {
         _ = try? send(.lockAll)
         kill9()
+        removeParkedKeys(stateDirectory: directory + "/state")
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

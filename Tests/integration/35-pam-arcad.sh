@@ -24,7 +24,7 @@ stop_arcad() {
     if [ -n "$arcad_pid" ]; then kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
     arcad_pid=""
 }
-trap 'stop_arcad; cleanup' EXIT
+trap 'stop_arcad; drop_parked; cleanup' EXIT
 
 u=arca-pam-e1
 new_user $u

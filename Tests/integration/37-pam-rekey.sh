@@ -14,7 +14,7 @@ build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
 source "$(dirname "$0")/30-pam-lib.bash"
 source "$(dirname "$0")/lib-arcad.bash"  # start_arcad: arcad on $work/arcad.sock (= $sock)
 arcad_pid=""
-trap '[ -n "$arcad_pid" ] && kill "$arcad_pid" 2>/dev/null; cleanup' EXIT
+trap '[ -n "$arcad_pid" ] && kill "$arcad_pid" 2>/dev/null; drop_parked; cleanup' EXIT
 
 u=rekey-victim
 new_user $u

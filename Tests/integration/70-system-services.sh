@@ -19,7 +19,7 @@ cleanup() {
     userdel -f "$other" 2>/dev/null || true
     rm -rf "$work"
 }
-trap cleanup EXIT
+trap 'cleanup; drop_parked' EXIT
 source "$(dirname "$0")/lib-arcad.bash"
 
 useradd -M -N -s /usr/sbin/nologin "$service"

@@ -17,3 +17,12 @@ start_arcad() {
     arcad_pid=$!
     for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
 }
+
+# drop_parked: a test's arcad never comes back, so the ring it parked keys in, in
+# root's @u (shared by every arcad on the machine), goes too. The ring is
+# arcad:parked:<first 6 bytes of BLAKE2b-128 of the state directory> (KeyParking).
+drop_parked() {
+    local tag
+    tag=$(printf %s "$work/state" | b2sum -l 128 | cut -c1-12)
+    keyctl search @u keyring "arcad:parked:$tag" 2>/dev/null | xargs -r keyctl invalidate 2>/dev/null || true
+}
