@@ -1,3 +1,5 @@
+import ArcaProtocol
+
 /// arcad's configuration: `/etc/arca/arca.conf`, then command-line flags.
 /// The file format and every key are documented in `arca.conf(5)`.
 public struct DaemonConfig: Equatable, Sendable {
@@ -28,6 +30,9 @@ public struct DaemonConfig: Equatable, Sendable {
     public var maxConnectionsPerUID = 64
     /// A client that sends nothing for this long is disconnected.
     public var clientTimeoutMilliseconds = 5_000
+    /// The class of new Secret Service items (`arca-secretd`): afterFirstUnlock, so
+    /// that network and mail agents keep working while the screen is locked.
+    public var secretServiceClass = Accessibility.afterFirstUnlock
 
     public init() {}
 
@@ -85,6 +90,15 @@ public struct DaemonConfig: Equatable, Sendable {
             }
         case "max_connections_per_uid": maxConnectionsPerUID = try int(1...4096)
         case "client_timeout_ms": clientTimeoutMilliseconds = try int(100...600_000)
+        case "secret_service_class":
+            switch value {
+            case "after-first-unlock": secretServiceClass = .afterFirstUnlock
+            case "when-unlocked": secretServiceClass = .whenUnlocked
+            default:
+                throw ConfigError(
+                    location: location,
+                    message: "secret_service_class must be 'after-first-unlock' or 'when-unlocked', got '\(value)'")
+            }
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

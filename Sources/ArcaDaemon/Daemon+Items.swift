@@ -29,6 +29,9 @@ extension Daemon {
                 case .reinstall: publish(kernelClass, state: state, vault: vault)
                 }
             }
+            if let reference = result.persistentReference {
+                events.post(uid: uid, [.itemAdded(reference: reference.bytes)])
+            }
             guard !request.returnFlags.isEmpty else { return .items([]) }
             return .items([resultItem(result, flags: request.returnFlags, secret: secret)])
         }
@@ -66,6 +69,7 @@ extension Daemon {
             } catch {
                 throw HandlerError.vault(error)
             }
+            events.post(uid: uid, [.itemsChanged])
             republishLoaded(state: state, vault: vault)
             return .ok
         }
@@ -83,6 +87,7 @@ extension Daemon {
             } catch {
                 throw HandlerError.vault(error)
             }
+            events.post(uid: uid, [.itemsChanged])
             republishLoaded(state: state, vault: vault)
             return .ok
         }

@@ -14,12 +14,8 @@ extension Daemon {
         try authorize(peer, for: uid)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try self.vault(of: state)
-            var unlocked: LockClasses = []
-            for c in state.lock.loadedClasses {
-                unlocked.insert(c == .whenUnlocked ? .whenUnlocked : .afterFirstUnlock)
-            }
             return .status(VaultStatus(
-                uid: uid, hasVault: vault != nil, unlocked: unlocked, sessionCount: UInt32(state.sessions.count),
+                uid: uid, hasVault: vault != nil, unlocked: loadedClasses(state), sessionCount: UInt32(state.sessions.count),
                 passwordOutOfSync: state.pending != nil, itemsNotInKernel: UInt32(clamping: state.itemsNotInKernel),
                 hasRecoveryKey: vault?.hasRecoveryKey ?? false))
         }
@@ -252,6 +248,7 @@ extension Daemon {
             }
         }
         parking.park(uid: state.uid, keys: try? vault.exportHeldKeys())
+        events.post(uid: state.uid, [.lockChanged(unlocked: loadedClasses(state))])
     }
 
     /// Locks the vault classes whose kernel class the state machine does not hold.
@@ -273,7 +270,11 @@ extension Daemon {
                     returnAttributes: true)
                 guard let results = try? vault.copyMatching(query) else { continue }
                 for result in results {
-                    guard let attributes = result.attributes, let data = result.data else { continue }
+                    // Secret Service items are found by their attributes, which the kernel
+                    // cannot search: arca-secretd reads them over the socket.
+                    guard let attributes = result.attributes, let data = result.data,
+                        attributes.accessGroup != AttributeItem.accessGroup
+                    else { continue }
                     items.append(KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: itemClass), secret: data))
                 }
             }

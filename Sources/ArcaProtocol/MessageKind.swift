@@ -44,6 +44,18 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case revokeGrant = 0x0014
     /// ``Request/listGrants``.
     case listGrants = 0x0015
+    /// ``Request/addAttributeItem(_:)``.
+    case addAttributeItem = 0x0016
+    /// ``Request/searchAttributeItems(uid:attributes:returnSecrets:)``.
+    case searchAttributeItems = 0x0017
+    /// ``Request/getAttributeItems(uid:references:returnSecrets:)``.
+    case getAttributeItems = 0x0018
+    /// ``Request/updateAttributeItem(_:)``.
+    case updateAttributeItem = 0x0019
+    /// ``Request/deleteAttributeItem(uid:reference:)``.
+    case deleteAttributeItem = 0x001A
+    /// ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
+    case waitEvents = 0x001B
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -61,6 +73,10 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case sessions = 0x8006
     /// ``Reply/grants(_:)``.
     case grants = 0x8007
+    /// ``Reply/attributeItems(_:)``.
+    case attributeItems = 0x8008
+    /// ``Reply/events(_:)``.
+    case events = 0x8009
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

@@ -22,6 +22,10 @@ public enum Reply: Sendable, Hashable {
     case sessions([SessionInfo])
     /// Answer to ``Request/listGrants``.
     case grants([GrantEntry])
+    /// Answer to the attribute-item requests.
+    case attributeItems(AttributeItemList)
+    /// Answer to ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
+    case events(EventBatch)
 
     /// The header kind of this reply.
     public var kind: MessageKind {
@@ -34,6 +38,8 @@ public enum Reply: Sendable, Hashable {
         case .recoveryKey: return .recoveryKey
         case .sessions: return .sessions
         case .grants: return .grants
+        case .attributeItems: return .attributeItems
+        case .events: return .events
         }
     }
 }

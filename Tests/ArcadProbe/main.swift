@@ -101,6 +101,8 @@ do {
     case .sessions(let list): print("ok \(list.count)")
     case .recoveryKey: print("ok recovery")
     case .grants(let list): print("ok \(list.count)")
+    case .attributeItems(let list): print("ok \(list.items.count) locked=\(list.locked.count)")
+    case .events(let batch): print("ok \(batch.events.count)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")
