@@ -14,7 +14,7 @@ BUILD       := .build/$(CONFIG)
 
 # Every Debian package the build and the tests need. Keep in sync with README.
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
-        libsystemd-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
+        libsystemd-dev libgcrypt20-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
         libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi
 
 .PHONY: all deps build test unit integration fuzz install uninstall bench clean

@@ -47,6 +47,9 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // The Secret Service session algorithm (DH group 2, AES-128-CBC): libsodium has neither.
+        .systemLibrary(
+            name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
 
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
@@ -135,6 +138,12 @@ let package = Package(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
         .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
+
+        // The freedesktop Secret Service provider (arca-secretd).
+        .target(name: "ArcaSecretService", dependencies: ["ArcaCrypto", "ArcaProtocol", "CGcrypt"]),
+        .testTarget(
+            name: "ArcaSecretServiceTests", dependencies: ["ArcaSecretService", "ArcaCrypto"],
+            resources: [.copy("Resources")]),
     ],
     swiftLanguageModes: [.v5]
 )
