@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "pam_arca", type: .dynamic, targets: ["PAMShim"]),
         .executable(name: "arcad", targets: ["arcad"]),
         .executable(name: "arca", targets: ["arca"]),
+        .executable(name: "arca-secretd", targets: ["arca-secretd"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages.
@@ -140,7 +141,9 @@ let package = Package(
         .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
 
         // The freedesktop Secret Service provider (arca-secretd).
-        .target(name: "ArcaSecretService", dependencies: ["ArcaCrypto", "ArcaProtocol", "CGcrypt"]),
+        .target(name: "ArcaSecretService", dependencies: ["ArcaCrypto", "ArcaProtocol", "CGcrypt", "CSystemd"]),
+        .executableTarget(
+            name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),
         .testTarget(
             name: "ArcaSecretServiceTests", dependencies: ["ArcaSecretService", "ArcaCrypto"],
             resources: [.copy("Resources")]),
