@@ -43,6 +43,7 @@ extension SecretService {
         case .prompt(let id): return prompts[id] != nil
         case .item(.session, let id): return memoryItems[id] != nil
         case .item(.login, let id):
+            if cache[id] != nil { return true }
             guard let ref = ReferenceText.decode(id) else { return false }
             let list = try arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
             return !list.items.isEmpty || !list.locked.isEmpty

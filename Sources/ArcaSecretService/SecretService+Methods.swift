@@ -88,6 +88,7 @@ extension SecretService {
             switch c {
             case .login:
                 let list = try arcad.items(.searchAttributeItems(uid: arcad.uid, attributes: attributes, returnSecrets: false))
+                for item in list.items { cache[ReferenceText.encode(item.reference)] = item }
                 unlockedPaths += list.items.map { itemPath($0.reference) }
                 lockedPaths += list.locked.map { itemPath($0) }
             case .session:
@@ -229,6 +230,7 @@ extension SecretService {
                 uid: arcad.uid, label: label, attributes: attributes, contentType: secret.contentType, secret: bytes,
                 replace: replace)))
             guard let item = list.items.first else { throw SecretError.failed("arcad returned no item") }
+            cache[ReferenceText.encode(item.reference)] = item
             // ItemCreated/ItemChanged come from arcad's event stream, for every client alike.
             return itemPath(item.reference)
         case .session:
@@ -260,6 +262,7 @@ extension SecretService {
                      [.objectPath(SecretObject.item(.session, id).path)])
         case .login:
             guard let ref = ReferenceText.decode(id) else { throw SecretError.noSuchObject }
+            cache[id] = nil
             _ = try arcad.send(.deleteAttributeItem(uid: arcad.uid, reference: ref))
         }
     }
@@ -274,6 +277,7 @@ extension SecretService {
             guard let ref = ReferenceText.decode(id) else { throw SecretError.noSuchObject }
             var bytes = secret.value.withUnsafeBytes { Array($0) }
             defer { SecureWipe.zero(&bytes) }
+            cache[id] = nil
             _ = try arcad.send(.updateAttributeItem(AttributeItemUpdate(
                 uid: arcad.uid, reference: ref, contentType: secret.contentType, secret: bytes)))
         }

@@ -45,9 +45,7 @@ extension SecretService {
                 locked: false, attributes: item.attributes, label: item.label, created: item.created,
                 modified: item.modified)
         case .item(.login, let id):
-            guard let ref = ReferenceText.decode(id) else { throw SecretError.noSuchObject }
-            let list = try arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
-            guard let item = list.items.first else {
+            guard let item = try cachedItem(id) else {
                 return itemProperties(locked: true, attributes: [:], label: "", created: 0, modified: 0)
             }
             return itemProperties(
@@ -107,6 +105,7 @@ extension SecretService {
                 bus.emit(CollectionID.session.path, Interfaces.collection, "ItemChanged", [.objectPath(object.path)])
             case .login:
                 guard let ref = ReferenceText.decode(id) else { throw SecretError.noSuchObject }
+                cache[id] = nil
                 _ = try arcad.send(.updateAttributeItem(
                     AttributeItemUpdate(uid: arcad.uid, reference: ref, label: label, attributes: attributes)))
             }

@@ -45,6 +45,10 @@ public final class SecretService {
     let started = UInt64(time(nil))
     /// The vault's lock classes as last seen, for PropertiesChanged(Locked).
     var unlocked: LockClasses = []
+    /// Label, attributes and dates of login items seen unlocked, by path id, so that
+    /// property reads (libsecret reads every item's) cost no arcad round trip. Never
+    /// secrets; emptied on any lock change, and per item on change or delete.
+    var cache: [String: AttributeItemInfo] = [:]
     let verbose: Bool
 
     /// The well-known name of the Secret Service.
@@ -160,9 +164,11 @@ public final class SecretService {
         let (events, missed) = listener.take()
         let login = CollectionID.login.path
         if missed { bus.emit(SecretObject.base, Interfaces.service, "CollectionChanged", [.objectPath(login)]) }
+        if missed { cache.removeAll() }
         for event in events {
             switch event {
             case .lockChanged(let classes):
+                cache.removeAll()
                 guard classes != unlocked else { continue }
                 unlocked = classes
                 bus.emit(
@@ -174,11 +180,14 @@ public final class SecretService {
                 guard isAttributeItem(ref) else { continue }
                 bus.emit(login, Interfaces.collection, "ItemCreated", [.objectPath(itemPath(ref))])
             case .itemChanged(let ref):
+                cache[ReferenceText.encode(ref)] = nil
                 guard isAttributeItem(ref) else { continue }
                 bus.emit(login, Interfaces.collection, "ItemChanged", [.objectPath(itemPath(ref))])
             case .itemDeleted(let ref):
+                cache[ReferenceText.encode(ref)] = nil
                 bus.emit(login, Interfaces.collection, "ItemDeleted", [.objectPath(itemPath(ref))])
             case .itemsChanged:
+                cache.removeAll()
                 bus.emit(SecretObject.base, Interfaces.service, "CollectionChanged", [.objectPath(login)])
             }
         }
@@ -188,6 +197,17 @@ public final class SecretService {
         guard let list = try? arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
         else { return false }
         return !list.items.isEmpty || !list.locked.isEmpty
+    }
+
+    /// A login item seen unlocked: from the cache, else from arcad (then cached).
+    /// nil when it is locked or gone.
+    func cachedItem(_ id: String) throws -> AttributeItemInfo? {
+        if let hit = cache[id] { return hit }
+        guard let ref = ReferenceText.decode(id) else { return nil }
+        let list = try arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
+        guard let item = list.items.first else { return nil }
+        cache[id] = item
+        return item
     }
 
     func itemPath(_ ref: [UInt8]) -> String { CollectionID.login.path + "/" + ReferenceText.encode(ref) }

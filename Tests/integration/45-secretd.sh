@@ -101,6 +101,12 @@ check "ItemCreated for an item another client adds through arcad" "ItemCreated: 
 
 # Locked: new items are when-unlocked here (arca.conf); a screen lock keeps the index key.
 check "store an item to lock" "" in_bus '/usr/bin/python3 $C locked store'
+check "attack: a screen lock by another client reaches a running arca-secretd at once" "Locked: False Label: locked
+Locked: True Label: -" in_bus '
+/usr/bin/python3 $C lockedprop
+$B/arca lock; sleep 0.3
+/usr/bin/python3 $C lockedprop
+$B/arca unlock <<<pw'
 check "arca lock" "" as_user "$build/arca" lock
 check "attack: locked items are listed as locked, never read" "SearchItems: 0 unlocked, 1 locked
 Item Locked: True

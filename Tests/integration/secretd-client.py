@@ -222,6 +222,15 @@ def locked(b, phase):
     print("prompt gone:", err(lambda: b2.get_object(BUS, prompt2).Prompt("", dbus_interface="org.freedesktop.Secret.Prompt")))
 
 
+def locked_property(b):
+    """The Locked property and label of the item stored by `locked store` (read through any cache)."""
+    service = obj(b, BASE)
+    unlocked, lockedlist = service.SearchItems(attrs({"lock": "test"}), dbus_interface=SVC)
+    item = (list(unlocked) + list(lockedlist))[0]
+    p = obj(b, item).GetAll(ITEM, dbus_interface=PROPS)
+    print("Locked:", bool(p["Locked"]), "Label:", str(p["Label"]) or "-")
+
+
 def libsecret():
     """libsecret itself (what GNOME apps, python keyring and git-credential-libsecret use)."""
     import gi
@@ -280,3 +289,4 @@ if __name__ == "__main__":
     elif command == "locked": locked(b, rest[0])
     elif command == "listen": listen(b, *rest)
     elif command == "libsecret": libsecret()
+    elif command == "lockedprop": locked_property(b)
