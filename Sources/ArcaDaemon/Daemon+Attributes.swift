@@ -21,7 +21,9 @@ extension Daemon {
                 throw HandlerError.vault(error)
             }
             let reference = added.item.reference.bytes
-            events.post(uid: state.uid, [added.replaced ? .itemChanged(reference: reference) : .itemAdded(reference: reference)])
+            events.post(
+                uid: state.uid,
+                [added.replaced ? .itemChanged(reference: reference) : .itemAdded(reference: reference)])
             return .attributeItems(AttributeItemList(items: [Self.info(added.item)]))
         }
     }

@@ -14,8 +14,12 @@ extension Daemon {
         try authorize(peer, for: uid)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try self.vault(of: state)
+            var unlocked: LockClasses = []
+            for c in state.lock.loadedClasses {
+                unlocked.insert(c == .whenUnlocked ? .whenUnlocked : .afterFirstUnlock)
+            }
             return .status(VaultStatus(
-                uid: uid, hasVault: vault != nil, unlocked: loadedClasses(state), sessionCount: UInt32(state.sessions.count),
+                uid: uid, hasVault: vault != nil, unlocked: unlocked, sessionCount: UInt32(state.sessions.count),
                 passwordOutOfSync: state.pending != nil, itemsNotInKernel: UInt32(clamping: state.itemsNotInKernel),
                 hasRecoveryKey: vault?.hasRecoveryKey ?? false))
         }

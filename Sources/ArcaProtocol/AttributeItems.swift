@@ -180,7 +180,8 @@ extension WireReader {
         let items = try list(field: "items", limit: ProtocolLimits.maximumListCount) {
             r throws(ProtocolError) -> AttributeItemInfo in
             AttributeItemInfo(
-                reference: try r.reference(), label: try r.string(field: "label", limit: ProtocolLimits.maximumStringLength),
+                reference: try r.reference(),
+                label: try r.string(field: "label", limit: ProtocolLimits.maximumStringLength),
                 attributes: try r.secretAttributes(field: "attributes"),
                 contentType: try r.string(field: "contentType", limit: ProtocolLimits.maximumStringLength),
                 created: try r.i64(), modified: try r.i64(), accessible: try r.accessibility(),

@@ -39,7 +39,8 @@ indirect enum BusValue: Equatable {
 
     /// `a{sv}`, sorted by key.
     static func properties(_ d: [String: BusValue]) -> BusValue {
-        .array(elementSignature: "{sv}", d.keys.sorted().compactMap { k in d[k].map { .entry(.string(k), .variant($0)) } })
+        .array(
+            elementSignature: "{sv}", d.keys.sorted().compactMap { k in d[k].map { .entry(.string(k), .variant($0)) } })
     }
 }
 

@@ -33,7 +33,8 @@ extension SecretService {
                 throw SecretError.invalidArgs(why)
             }
         default:
-            throw SecretError.notSupported("algorithm \(algorithm) is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
+            throw SecretError.notSupported(
+                "algorithm \(algorithm) is not supported; use plain or dh-ietf1024-sha256-aes128-cbc-pkcs7")
         }
     }
 
@@ -57,7 +58,8 @@ extension SecretService {
         let (_, s) = try session(sessionPath, caller: caller)
         if let cipher = s.cipher {
             do {
-                return IncomingSecret(value: try cipher.decrypt(iv: parameters, ciphertext: value), contentType: contentType)
+                let plain = try cipher.decrypt(iv: parameters, ciphertext: value)
+                return IncomingSecret(value: plain, contentType: contentType)
             } catch {
                 throw SecretError.invalidArgs("the secret does not decrypt with this session: \(error)")
             }
@@ -87,7 +89,8 @@ extension SecretService {
         for c in collections {
             switch c {
             case .login:
-                let list = try arcad.items(.searchAttributeItems(uid: arcad.uid, attributes: attributes, returnSecrets: false))
+                let list = try arcad.items(
+                    .searchAttributeItems(uid: arcad.uid, attributes: attributes, returnSecrets: false))
                 for item in list.items { cache[ReferenceText.encode(item.reference)] = item }
                 unlockedPaths += list.items.map { itemPath($0.reference) }
                 lockedPaths += list.locked.map { itemPath($0) }
@@ -202,7 +205,8 @@ extension SecretService {
             if !list.locked.isEmpty { throw SecretError.isLocked }
             guard !list.items.isEmpty else { throw SecretError.noSuchObject }
             let contentType = list.items[0].contentType
-            return try encode(try takeSecret(&list.items[0]), contentType: contentType, session: session, caller: caller)
+            let secret = try takeSecret(&list.items[0])
+            return try encode(secret, contentType: contentType, session: session, caller: caller)
         }
     }
 

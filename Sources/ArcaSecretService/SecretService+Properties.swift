@@ -33,7 +33,9 @@ extension SecretService {
         case .session: expected = Interfaces.session
         case .prompt: expected = Interfaces.prompt
         }
-        guard interface == expected else { throw SecretError.invalidArgs("no interface \(interface) on \(object.path)") }
+        guard interface == expected else {
+            throw SecretError.invalidArgs("no interface \(interface) on \(object.path)")
+        }
         switch object {
         case .service:
             return ["Collections": .paths([CollectionID.login.path, CollectionID.session.path])]

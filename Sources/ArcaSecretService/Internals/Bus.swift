@@ -141,7 +141,9 @@ final class BusConnection {
 
     /// Emits a signal, to everyone or (`destination`) to one client only. The
     /// corresponding C functions are `sd_bus_message_new_signal`, `sd_bus_message_set_destination`, `sd_bus_send`.
-    func emit(_ path: String, _ interface: String, _ member: String, _ values: [BusValue], to destination: String? = nil) {
+    func emit(
+        _ path: String, _ interface: String, _ member: String, _ values: [BusValue], to destination: String? = nil
+    ) {
         var signal: OpaquePointer?
         guard sd_bus_message_new_signal(bus, &signal, path, interface, member) >= 0, let signal else { return }
         defer { sd_bus_message_unref(signal) }
@@ -165,7 +167,9 @@ final class BusConnection {
     func wait(orReadable wakeFD: Int32) throws(BusError) {
         let fd = sd_bus_get_fd(bus)
         let events = sd_bus_get_events(bus)
-        guard fd >= 0, events >= 0 else { throw BusError(call: "sd_bus_get_fd", errno: fd < 0 ? -fd : -events, name: nil) }
+        guard fd >= 0, events >= 0 else {
+            throw BusError(call: "sd_bus_get_fd", errno: fd < 0 ? -fd : -events, name: nil)
+        }
         var timeout: UInt64 = 0
         _ = sd_bus_get_timeout(bus, &timeout)
         var waitMilliseconds: Int32 = -1
@@ -175,7 +179,9 @@ final class BusConnection {
             let nowMicros = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
             waitMilliseconds = timeout <= nowMicros ? 0 : Int32(min((timeout - nowMicros) / 1000 + 1, 60_000))
         }
-        var fds = [pollfd(fd: fd, events: Int16(events), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: fd, events: Int16(events), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+        ]
         let r = poll(&fds, 2, waitMilliseconds)
         guard r >= 0 || errno == EINTR else { throw BusError(call: "poll", errno: errno, name: nil) }
     }

@@ -162,7 +162,8 @@ final class BusMessage {
             var v = n
             return sd_bus_message_append_basic(message, Self.code("t"), &v) >= 0
         case .bytes(let b):
-            return b.withUnsafeBytes { sd_bus_message_append_array(message, Self.code("y"), $0.baseAddress, $0.count) } >= 0
+            let r = b.withUnsafeBytes { sd_bus_message_append_array(message, Self.code("y"), $0.baseAddress, $0.count) }
+            return r >= 0
         case .variant(let inner): return container("v", inner.signature, [inner])
         case .array(let element, let items): return container("a", element, items)
         case .entry(let k, let v): return container("e", k.signature + v.signature, [k, v])
