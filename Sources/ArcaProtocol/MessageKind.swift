@@ -44,18 +44,19 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case revokeGrant = 0x0014
     /// ``Request/listGrants``.
     case listGrants = 0x0015
+    // The Secret Service requests start at 0x0020 (replies 0x8010), clear of other work.
     /// ``Request/addAttributeItem(_:)``.
-    case addAttributeItem = 0x0016
+    case addAttributeItem = 0x0020
     /// ``Request/searchAttributeItems(uid:attributes:returnSecrets:)``.
-    case searchAttributeItems = 0x0017
+    case searchAttributeItems = 0x0021
     /// ``Request/getAttributeItems(uid:references:returnSecrets:)``.
-    case getAttributeItems = 0x0018
+    case getAttributeItems = 0x0022
     /// ``Request/updateAttributeItem(_:)``.
-    case updateAttributeItem = 0x0019
+    case updateAttributeItem = 0x0023
     /// ``Request/deleteAttributeItem(uid:reference:)``.
-    case deleteAttributeItem = 0x001A
+    case deleteAttributeItem = 0x0024
     /// ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
-    case waitEvents = 0x001B
+    case waitEvents = 0x0025
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -74,9 +75,9 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     /// ``Reply/grants(_:)``.
     case grants = 0x8007
     /// ``Reply/attributeItems(_:)``.
-    case attributeItems = 0x8008
+    case attributeItems = 0x8010
     /// ``Reply/events(_:)``.
-    case events = 0x8009
+    case events = 0x8011
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

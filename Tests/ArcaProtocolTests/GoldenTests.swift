@@ -105,7 +105,7 @@ struct GoldenTests {
     }
 
     static let addAttributeItemHex = """
-        41524341 0001 0016 0000000b 00000037
+        41524341 0001 0020 0000000b 00000037
         000003e8
         00000001 4c
         00000002
@@ -118,7 +118,7 @@ struct GoldenTests {
         """
 
     static let eventsHex = """
-        41524341 0001 8009 0000000c 00000017
+        41524341 0001 8011 0000000c 00000017
         0000000000000007
         00
         00000003
@@ -161,14 +161,14 @@ struct GoldenTests {
             return
         }
         let newBody = Array(body[..<at]) + Bytes.string("k") + Bytes.string("x") + Array(body[(at + second.count)...])
-        bytes = Bytes.frame(kind: 0x0016, body: newBody, requestID: 11)
+        bytes = Bytes.frame(kind: 0x0020, body: newBody, requestID: 11)
         #expect(decodeRequest(bytes) == .failure(.invalidValue(field: "attributes")))
     }
 
     @Test("a wait longer than the limit is rejected")
     func waitTooLong() {
         let body = Bytes.be32(1000) + [0, 0, 0, 0, 0, 0, 0, 1] + Bytes.be32(25_001)
-        #expect(decodeRequest(Bytes.frame(kind: 0x001B, body: body)) == .failure(.invalidValue(field: "timeoutMilliseconds")))
+        #expect(decodeRequest(Bytes.frame(kind: 0x0025, body: body)) == .failure(.invalidValue(field: "timeoutMilliseconds")))
         #expect(throws: ProtocolError.invalidValue(field: "timeoutMilliseconds")) {
             _ = try Frame.encode(Request.waitEvents(uid: 1, after: 1, timeoutMilliseconds: 25_001), requestID: 1)
         }

@@ -2,9 +2,9 @@
 import Glibc
 #endif
 
-/// A mutex with one condition variable on the monotonic clock: what a thread
+/// A mutex with one condition variable on the monotonic clock, with a timed wait: what a thread
 /// waiting for vault events sleeps on. `Synchronization.Mutex` has no condition.
-final class Condition: @unchecked Sendable {
+final class TimedCondition: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
