@@ -12,15 +12,17 @@ UNITDIR     ?= $(DESTDIR)/etc/systemd/system
 # arca-secretd: a systemd user unit and the session bus's activation file.
 USERUNITDIR ?= $(DESTDIR)$(PREFIX)/lib/systemd/user
 DBUSSVCDIR  ?= $(DESTDIR)$(PREFIX)/share/dbus-1/services
+DBUSSVCFILE := org.freedesktop.secrets.service
 PAMCONFDIR  ?= $(DESTDIR)/usr/share/pam-configs
 BUILD       := .build/$(CONFIG)
 
 # Every Debian package the build and the tests need. Keep in sync with README.
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
         libsystemd-dev libgcrypt20-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
-        libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1
+        libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1 \
+        debhelper dpkg-dev lintian
 
-.PHONY: all deps build test unit integration fuzz install uninstall bench clean
+.PHONY: all deps build products test unit integration fuzz install install-files uninstall deb bench clean
 
 all: build
 
@@ -39,6 +41,12 @@ build: deps
 
 test: deps build unit integration fuzz
 
+# Only what is installed (and packaged): the two executables, the PAM module, and
+# arca-secretd once Package.swift declares it. debian/rules builds with this.
+PRODUCTS := arcad arca pam_arca $(if $(shell grep -l '"arca-secretd"' Package.swift 2>/dev/null),arca-secretd)
+products:
+	@set -e; for p in $(PRODUCTS); do $(SWIFT) build -c $(CONFIG) --product $$p; done
+
 # Suites whose type ends in TimingTests hold a stopwatch: they run alone, after the parallel run.
 unit:
 	$(SWIFT) build --build-tests
@@ -56,6 +64,16 @@ fuzz:
 	bash fuzz/run.sh
 
 install: build
+	@$(MAKE) --no-print-directory install-files
+	@# On a live system, start arcad: socket-activated under systemd, else by hand.
+	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+	    systemctl daemon-reload && systemctl enable --now arcad.socket && echo "arcad: socket enabled and listening"; \
+	elif [ -z "$(DESTDIR)" ]; then \
+	    echo "arcad installed; no systemd here: start it with '$(PREFIX)/sbin/arcad' (see arcad(8))"; fi
+
+# The files alone, from an existing build (BUILD=DIR to take them from elsewhere): debian/rules
+# runs this with DESTDIR=debian/tmp PREFIX=/usr and Debian's unit and PAM directories.
+install-files:
 	install -d -m 0755 $(BINDIR) $(SBINDIR) $(PAMDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8
 	install -m 0755 $(BUILD)/arca $(BINDIR)/arca
 	install -m 0755 $(BUILD)/arcad $(SBINDIR)/arcad
@@ -64,7 +82,7 @@ install: build
 	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/arca-secretd.service \
 	    >$(USERUNITDIR)/arca-secretd.service
 	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/org.freedesktop.secrets.service \
-	    >$(DBUSSVCDIR)/org.freedesktop.secrets.service
+	    >$(DBUSSVCDIR)/$(DBUSSVCFILE)
 	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
 	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
@@ -75,19 +93,35 @@ install: build
 	if [ -f pam/pam-configs/arca ]; then install -d -m 0755 $(PAMCONFDIR) && \
 	    install -m 0644 pam/pam-configs/arca $(PAMCONFDIR)/arca; fi
 	install -d -m 0700 $(DESTDIR)/var/lib/arca
-	@# On a live system, start arcad: socket-activated under systemd, else by hand.
-	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-	    systemctl daemon-reload && systemctl enable --now arcad.socket && echo "arcad: socket enabled and listening"; \
-	elif [ -z "$(DESTDIR)" ]; then \
-	    echo "arcad installed; no systemd here: start it with '$(PREFIX)/sbin/arcad' (see arcad(8))"; fi
 
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	    systemctl disable --now arcad.socket arcad.service 2>/dev/null || true; fi
 	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
-	rm -f $(BINDIR)/arca-secretd $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/org.freedesktop.secrets.service
+	rm -f $(BINDIR)/arca-secretd $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; rm -f $(MANDIR)/man$${f##*.}/$$(basename $$f); done
 	for f in systemd/*.service systemd/*.socket; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done
+
+# Debian packages (README, "Debian packages") of the committed tree (HEAD, exported with git
+# archive: the work tree is never touched), built by dpkg-buildpackage in a temporary
+# directory; the .deb files land in DEBDIR. ARCA_PREBUILT=.build/release packages an existing
+# release build instead of building again (make test does, so Swift is built once);
+# DEB_VERSION=V adds a changelog entry for version V first (a rebuild, an upgrade test).
+DEBDIR       ?= $(CURDIR)/.build/deb
+ARCA_PREBUILT ?=
+DEB_VERSION  ?=
+deb: deps
+	@git rev-parse --verify -q HEAD >/dev/null || { echo "make deb: needs a git checkout (it packages HEAD)" >&2; exit 1; }
+	@git diff --quiet HEAD || echo "make deb: note: uncommitted changes are not packaged (it packages HEAD)" >&2
+	@set -e; tmp=$$(mktemp -d /tmp/arca-deb.XXXXXX); trap 'rm -rf "$$tmp"' EXIT; \
+	git archive --prefix=arca/ HEAD | tar -x -C "$$tmp"; cd "$$tmp/arca"; \
+	if [ -n "$(DEB_VERSION)" ]; then \
+	    { printf 'arca (%s) unstable; urgency=medium\n\n  * Rebuild of %s.\n\n -- %s  %s\n\n' "$(DEB_VERSION)" \
+	        "$$(git -C $(CURDIR) rev-parse --short HEAD)" "$$(dpkg-parsechangelog -S Maintainer)" "$$(date -R)"; \
+	      cat debian/changelog; } >debian/changelog.new && mv debian/changelog.new debian/changelog; fi; \
+	ARCA_PREBUILT=$(if $(ARCA_PREBUILT),$(abspath $(ARCA_PREBUILT))) dpkg-buildpackage -b --no-sign; \
+	mkdir -p $(DEBDIR); find "$$tmp" -maxdepth 1 -type f -exec mv -t $(DEBDIR) {} +; \
+	ls -l $(DEBDIR)
 
 # Each bench/NAME runs in one go: bench/NAME/run.sh if present, else the bench-NAME executable.
 bench: deps

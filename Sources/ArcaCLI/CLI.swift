@@ -82,17 +82,16 @@ struct Context {
             connection = client
         } else {
             do { connection = try ArcadClient(path: socketPath) } catch {
-                throw .status(error.status, what: what, detail: error.description)
+                throw CLIError.request(error, what: what)
             }
             client = connection
         }
         let reply: Reply
         do { reply = try connection.send(request) } catch {
-            throw .status(error.status, what: what, detail: error.description)
+            throw CLIError.request(error, what: what)
         }
         if case .error(let status, let message) = reply {
-            // Only the codes whose text says nothing by itself carry arcad's message.
-            throw .status(status, what: what, detail: status == .param || status == .decode ? message : "")
+            throw CLIError.reply(status, message: message, what: what)
         }
         return reply
     }

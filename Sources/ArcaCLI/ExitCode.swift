@@ -16,8 +16,11 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case locked = 46
     /// The caller may not do this (`errSecMissingEntitlement`).
     case notAllowed = 47
-    /// arcad is not running or not reachable (`errSecNotAvailable`; EX_UNAVAILABLE).
+    /// arcad is not running: nothing accepts connections at its socket (`errSecNotAvailable`; EX_UNAVAILABLE).
     case notRunning = 69
+    /// arcad is running but cannot serve the request now: busy deriving keys for
+    /// this user, refusing the connection, or not answering in time (EX_TEMPFAIL).
+    case busy = 75
 }
 
 /// Why a command failed. Printed as one line, `arca: <what>: <why>`.
@@ -26,14 +29,42 @@ public enum CLIError: Error, Sendable, Equatable {
     case usage(UsageError)
     /// arcad, or the client library, answered with a status other than success.
     case status(ArcaStatus, what: String, detail: String)
+    /// arcad is there but did not serve the request (it said it cannot now, closed
+    /// the connection, or did not answer in time): never reported as not running.
+    case busy(what: String, detail: String)
     /// Anything else: the exit status is 1.
     case failure(what: String, why: String)
+
+    /// The one mapping from a failed request to arcad: a connection that could
+    /// not be made means arcad is not running; one that arcad accepted and then
+    /// dropped or left unanswered means it is busy; other client errors keep their status.
+    public static func request(_ error: ClientError, what: String) -> CLIError {
+        switch error {
+        case .timedOut, .connectionClosed: return .busy(what: what, detail: error.description)
+        case .notRunning, .malformedReply, .invalidRequest, .system:
+            return .status(error.status, what: what, detail: error.description)
+        }
+    }
+
+    /// The one mapping from an error reply of arcad: `errSecNotAvailable` from a
+    /// running arcad (busy deriving keys, its state unusable) is busy, with arcad's reason.
+    public static func reply(_ status: ArcaStatus, message: String, what: String) -> CLIError {
+        switch status {
+        case .notAvailable:
+            return .busy(what: what, detail: message.isEmpty ? "arcad cannot serve this now; try again" : message)
+        // Only the codes whose text says nothing by itself carry arcad's message.
+        case .param, .decode: return .status(status, what: what, detail: message)
+        case .success, .authFailed, .duplicateItem, .itemNotFound, .interactionNotAllowed, .missingEntitlement:
+            return .status(status, what: what, detail: "")
+        }
+    }
 
     /// The one mapping from an error to the exit status.
     public var exitCode: ExitCode {
         switch self {
         case .usage: return .usage
         case .failure: return .error
+        case .busy: return .busy
         case .status(let status, _, _):
             switch status {
             case .success: return .ok
@@ -52,6 +83,7 @@ public enum CLIError: Error, Sendable, Equatable {
         switch self {
         case .usage(let error): return "error: " + error.message
         case .failure(let what, let why): return "arca: \(what): \(why)"
+        case .busy(let what, let detail): return "arca: \(what): \(detail)"
         case .status(let status, let what, let detail):
             let why: String
             switch status {

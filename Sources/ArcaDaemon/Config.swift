@@ -33,6 +33,9 @@ public struct DaemonConfig: Equatable, Sendable {
     /// The class of new Secret Service items (`arca-secretd`): afterFirstUnlock, so
     /// that network and mail agents keep working while the screen is locked.
     public var secretServiceClass = Accessibility.afterFirstUnlock
+    /// The most Argon2id work (passes × MiB) arcad spends on one user's
+    /// derivation, and the most a user may give their own vault.
+    public var kdfMaxCost = 1024
 
     public init() {}
 
@@ -99,6 +102,7 @@ public struct DaemonConfig: Equatable, Sendable {
                     location: location,
                     message: "secret_service_class must be 'after-first-unlock' or 'when-unlocked', got '\(value)'")
             }
+        case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

@@ -30,9 +30,7 @@ extension Daemon {
                 guard state.uid != 0, exists(state.uid) == false else { return }
                 if let vault = state.vault { apply(state.lock.lockAll(), to: state, vault: vault) }
                 state.sessions.removeAll()
-                state.candidate = nil
-                state.suspect = nil
-                state.pending = nil
+                state.forgetNewPassword()
                 parking.park(uid: state.uid, keys: nil)
                 kernel.purge(uid: state.uid)
                 Log.notice("uid \(state.uid): the account is gone; its kernel keyrings were cleared (vault kept)")

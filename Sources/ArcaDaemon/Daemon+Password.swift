@@ -15,8 +15,7 @@ extension Daemon {
             } catch {
                 throw HandlerError.vault(error)
             }
-            state.pending = nil
-            state.candidate = nil
+            state.forgetNewPassword()
             Log.notice("uid \(uid): vault password changed")
             return .ok
         }
@@ -59,10 +58,9 @@ extension Daemon {
             } catch {
                 throw HandlerError.vault(error)
             }
-            state.pending = nil
-            state.candidate = nil
+            state.forgetNewPassword()
             Log.notice("uid \(uid): vault recovered with the recovery key and wrapped to a new password")
-            switch try unlockLocked(state, vault: vault, key: newKey, fromLoginStack: false) {
+            switch try unlockLocked(state, vault: vault, key: newKey) {
             case .unlocked: return .ok
             case .failed: throw HandlerError(.decode, "the recovered vault does not open with the new key")
             }

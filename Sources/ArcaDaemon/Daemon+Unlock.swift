@@ -40,9 +40,9 @@ extension Daemon {
         let context = context(uid)
         let outcome = try context.withLock { state throws(HandlerError) -> UnlockOutcome in
             let vault = try requireVault(of: state)
-            return try unlockLocked(state, vault: vault, key: key, fromLoginStack: peer.isRoot)
+            return try unlockLocked(state, vault: vault, key: key)
         }
-        return try finish(outcome, uid: uid, delay: !peer.isRoot)
+        return try finish(outcome, uid: uid)
     }
 
     func unlockWithPassword(uid: UInt32, password: SecretBytes, peer: PeerCredentials) throws(HandlerError) -> Reply {
@@ -52,21 +52,20 @@ extension Daemon {
         let parameters = try context.withLock { state throws(HandlerError) -> KDFParameters in
             try requireVault(of: state).kdfParameters
         }
-        guard derivations.wrappingAdd(1, ordering: .acquiring).newValue <= Self.maximumDerivations else {
-            derivations.wrappingSubtract(1, ordering: .releasing)
-            throw HandlerError(.notAvailable, "arcad is busy deriving keys; try again")
-        }
-        defer { derivations.wrappingSubtract(1, ordering: .releasing) }
-        let key: SecretBytes
-        do {
-            key = try Argon2id.deriveKey(password: password, parameters: parameters)
-        } catch {
-            throw HandlerError(.notAvailable, "cannot derive the key: \(error)")
+        try checkCost(parameters)
+        // In this uid's turn (one derivation per uid, round-robin across uids);
+        // the slot is free again before any failure delay.
+        let key = try derivations.run(uid: uid) { () throws(HandlerError) -> SecretBytes in
+            do {
+                return try Argon2id.deriveKey(password: password, parameters: parameters)
+            } catch {
+                throw HandlerError(.notAvailable, "cannot derive the key: \(error)")
+            }
         }
         let outcome = try context.withLock { state throws(HandlerError) -> UnlockOutcome in
-            try unlockLocked(state, vault: try requireVault(of: state), key: key, fromLoginStack: false)
+            try unlockLocked(state, vault: try requireVault(of: state), key: key)
         }
-        return try finish(outcome, uid: uid, delay: !peer.isRoot)
+        return try finish(outcome, uid: uid)
     }
 
     func enroll(uid: UInt32, key: SecretBytes, parameters: KDFParameters, peer: PeerCredentials)
@@ -99,27 +98,10 @@ extension Daemon {
             if state.sessions[id] == nil {
                 state.sessions[id] = SessionRecord(
                     number: nextSessionNumber(), service: opening.service, tty: opening.tty,
-                    remoteHost: opening.remoteHost, remoteUser: opening.remoteUser, openedAt: Self.nowMicroseconds())
+                    remoteHost: opening.remoteHost, remoteUser: opening.remoteUser, openedAt: Self.nowMicroseconds(),
+                    opener: opener(of: peer), logindSession: ProcessHandle.logindSession(of: peer.pid))
             }
             _ = state.lock.openSession(id)
-            // A session opened after a failed unlock: the PAM stack let that password
-            // in. Twice with the same key, in separate sessions, and it is taken as the
-            // real login password the vault is out of sync with; the vault is never
-            // re-wrapped to a key seen only once.
-            if let candidate = state.candidate, peer.isRoot {
-                state.candidate = nil
-                if candidate.expires > Clock.monotonicSeconds() {
-                    if let suspect = state.suspect, suspect.key == candidate.key {
-                        state.suspect = nil
-                        state.pending = candidate
-                        Log.notice("uid \(opening.uid): login password out of sync with the vault; "
-                                   + "the next unlock with the old password (or the recovery key) re-wraps it")
-                    } else {
-                        state.suspect = candidate
-                        Log.notice("uid \(opening.uid): a session opened with a password that does not open the vault")
-                    }
-                }
-            }
             Log.info("uid \(opening.uid): session opened (\(opening.service), \(state.sessions.count) open)")
             return .ok
         }
@@ -178,28 +160,20 @@ extension Daemon {
 
     enum UnlockOutcome {
         case unlocked
-        case failed(consecutive: Int)
+        case failed
     }
 
-    /// Unlocks under the user's lock. A wrong key from the login stack (root) is
-    /// kept as a candidate new password; a right key re-wraps a pending one.
-    func unlockLocked(_ state: UserState, vault: Vault, key: SecretBytes, fromLoginStack: Bool)
-        throws(HandlerError) -> UnlockOutcome
-    {
+    /// Unlocks under the user's lock; a right key re-wraps a pending one. A wrong
+    /// key is counted by `checkingKey`, and kept as a candidate only by
+    /// `loginUnlock`.
+    func unlockLocked(_ state: UserState, vault: Vault, key: SecretBytes) throws(HandlerError) -> UnlockOutcome {
         do {
             try vault.unlock(derivedKey: key, hostSecret: hostSecret)
         } catch VaultError.authFailed {
-            state.failures += 1
-            if fromLoginStack {
-                state.candidate = PendingKey(
-                    key: key, parameters: vault.kdfParameters, expires: Clock.monotonicSeconds() + 120)
-            }
-            return .failed(consecutive: state.failures)
+            return .failed
         } catch {
             throw HandlerError.vault(error)
         }
-        state.failures = 0
-        state.candidate = nil
         if let pending = state.pending {
             do {
                 try vault.changePassword(
@@ -216,25 +190,16 @@ extension Daemon {
         return .unlocked
     }
 
-    /// Replies to an unlock; a failure is logged and, for a user's own process,
-    /// delayed (growing per uid, at most 2 s), outside the user's lock so that other
-    /// requests of the user proceed. The login stack (root) is not delayed: PAM
-    /// already judged the password, and a login must never wait on Arca.
-    func finish(_ outcome: UnlockOutcome, uid: UInt32, delay: Bool) throws(HandlerError) -> Reply {
+    /// Replies to an unlock. A failure is counted, logged and delayed by
+    /// `checkingKey`, outside the user's lock.
+    func finish(_ outcome: UnlockOutcome, uid: UInt32) throws(HandlerError) -> Reply {
         switch outcome {
         case .unlocked:
             Log.info("uid \(uid): unlocked")
             return .ok
-        case .failed(let count):
-            Log.warning("uid \(uid): failed unlock (\(count) in a row)")
-            if delay { usleep(UInt32(Self.failureDelay(consecutive: count) * 1_000_000)) }
-            throw HandlerError(.authFailed, "wrong password or key")
+        case .failed:
+            throw HandlerError.wrongKey
         }
-    }
-
-    /// 0.25 s, doubling per consecutive failure, at most 2 s.
-    static func failureDelay(consecutive count: Int) -> Double {
-        min(2.0, 0.25 * Double(1 << min(max(count - 1, 0), 6)))
     }
 
     /// Carries out lock-state effects on the kernel and the held keys, then parks

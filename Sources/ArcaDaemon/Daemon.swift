@@ -34,9 +34,12 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
 
     /// The most Argon2id passes a vault may ask for.
     static let maximumOpsLimit: UInt64 = 32
-    /// Argon2id derivations arcad runs at once (each takes up to 1 GiB).
-    let derivations = Atomic<Int>(0)
+    /// Argon2id derivations arcad runs at once (each takes up to 1 GiB), at most
+    /// one per uid, queued fairly across uids.
+    let derivations = DerivationQueue(slots: Daemon.maximumDerivations, waitingPerUID: Daemon.maximumWaitingPerUID)
     static let maximumDerivations = 2
+    /// Derivations one uid may have waiting beyond its running one; more are refused (busy).
+    static let maximumWaitingPerUID = 4
 
     /// A daemon over `config.stateDirectory`, publishing to `kernel`.
     public init(config: DaemonConfig, kernel: any KernelPublishing = KernelKeyring()) throws {
@@ -54,7 +57,10 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     public func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply {
         if config.idleTimeout > 0 { touch(peer.uid) }
         do {
-            return try dispatch(request, peer: peer)
+            guard let uid = Self.keyChecked(by: request) else { return try dispatch(request, peer: peer) }
+            return try checkingKey(of: uid, peer: peer) { () throws(HandlerError) -> Reply in
+                try dispatch(request, peer: peer)
+            }
         } catch {
             return error.reply
         }
@@ -112,7 +118,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
         case .unlock(let uid, let key):
             return try unlock(uid: uid, key: try secretCopy(key), peer: peer)
         case .enroll(let uid, let key, let parameters):
-            return try enroll(uid: uid, key: try secretCopy(key), parameters: try kdf(parameters), peer: peer)
+            return try enroll(uid: uid, key: try secretCopy(key), parameters: try kdf(parameters, peer), peer: peer)
         case .openSession(let opening):
             return try openSession(opening, peer: peer)
         case .closeSession(let uid, let token):
@@ -133,14 +139,15 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try delete(vault: vault, query: query, peer: peer)
         case .changePassword(let uid, let oldKey, let newKey, let parameters):
             return try changePassword(
-                uid: uid, oldKey: try secretCopy(oldKey), newKey: try secretCopy(newKey), parameters: try kdf(parameters),
-                peer: peer)
+                uid: uid, oldKey: try secretCopy(oldKey), newKey: try secretCopy(newKey),
+                parameters: try kdf(parameters, peer), peer: peer)
         case .passwordReset(let uid, let newKey, let parameters):
-            return try passwordReset(uid: uid, newKey: try secretCopy(newKey), parameters: try kdf(parameters), peer: peer)
+            return try passwordReset(
+                uid: uid, newKey: try secretCopy(newKey), parameters: try kdf(parameters, peer), peer: peer)
         case .recover(let uid, let recoveryKey, let newKey, let parameters):
             return try recover(
                 uid: uid, recoveryText: try secretCopy(recoveryKey), newKey: try secretCopy(newKey),
-                parameters: try kdf(parameters), peer: peer)
+                parameters: try kdf(parameters, peer), peer: peer)
         case .rotateRecoveryKey(let uid, let key):
             return try rotateRecoveryKey(uid: uid, key: try secretCopy(key), peer: peer)
         case .listSessions:
@@ -163,6 +170,10 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try deleteAttributeItem(uid: uid, reference, peer: peer)
         case .waitEvents(let uid, let after, let timeout):
             return try waitEvents(uid: uid, after: after, milliseconds: timeout, peer: peer)
+        case .loginUnlock(let uid, let key):
+            return try loginUnlock(uid: uid, key: try secretCopy(key), peer: peer)
+        case .confirmCandidate(let uid, let candidate, let session):
+            return try confirmCandidate(uid: uid, candidate: try secretCopy(candidate), session: session, peer: peer)
         }
     }
 
@@ -209,7 +220,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
 
     func nextSessionNumber() -> UInt64 { sessionNumbers.wrappingAdd(1, ordering: .relaxed).oldValue }
 
-    private func kdf(_ p: KeyDerivationParameters) throws(HandlerError) -> KDFParameters {
+    private func kdf(_ p: KeyDerivationParameters, _ peer: PeerCredentials) throws(HandlerError) -> KDFParameters {
         guard let memory = Int(exactly: p.memoryLimit) else { throw .param("KDF memory limit out of range") }
         let parameters = KDFParameters(opsLimit: p.opsLimit, memoryLimit: memory, salt: p.salt)
         do { try parameters.validate() } catch { throw .param("\(error)") }
@@ -222,6 +233,18 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             throw .param("Argon2id cost above what this machine allows (at most \(Argon2id.memoryCeiling() >> 20) MiB, "
                          + "\(Self.maximumOpsLimit) passes)")
         }
+        // A user's own request sets the cost arcad pays at each `arca unlock`: it
+        // stays under arca.conf's kdf_max_cost. The login stack (root) sends what
+        // pam_arca calibrated on this machine.
+        if !peer.isRoot { try checkCost(parameters) }
         return parameters
+    }
+
+    /// Refuses a cost (passes × MiB) above arca.conf's `kdf_max_cost`.
+    func checkCost(_ parameters: KDFParameters) throws(HandlerError) {
+        let cost = parameters.opsLimit.multipliedReportingOverflow(by: UInt64(parameters.memoryLimit >> 20))
+        guard !cost.overflow, cost.partialValue <= UInt64(config.kdfMaxCost) else {
+            throw .param("Argon2id cost above kdf_max_cost (passes × MiB at most \(config.kdfMaxCost); arca.conf(5))")
+        }
     }
 }

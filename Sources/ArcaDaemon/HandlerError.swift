@@ -18,6 +18,13 @@ public struct HandlerError: Error, Equatable, Sendable {
     /// or their vault exists.
     static let notAllowed = HandlerError(.missingEntitlement, "not allowed for this caller")
 
+    /// A key or recovery key that does not open the vault.
+    static let wrongKey = HandlerError(.authFailed, "wrong password or key")
+
+    /// `confirmCandidate` with a token arcad does not hold for this user (never
+    /// given, already used, expired or dropped), or for a session that is not open.
+    static let noCandidate = HandlerError(.itemNotFound, "no such candidate key for an open session of this user")
+
     /// No vault yet for this user.
     static let noVault = HandlerError(
         .interactionNotAllowed, "no vault yet: log in once with pam_arca enabled, or run 'arca init'")

@@ -6,6 +6,14 @@ import Glibc
 /// user's whenUnlocked items when the `lock_on` policy says their screens are
 /// locked, and every user's on suspend (`lock_on_suspend`).
 ///
+/// With `lock_on_suspend`, it holds a sleep *delay* inhibitor (`Inhibit("sleep",
+/// …, "delay")`): logind waits to suspend until arcad closes it, which arcad does
+/// only once whenUnlocked has left the kernel on `PrepareForSleep(true)`, so a
+/// suspend never races the removal. It takes a new one on `PrepareForSleep(false)`.
+///
+/// A logind session that ends (`SessionRemoved`) also ends the PAM sessions
+/// opened from within it (`sessionEnded`).
+///
 /// It watches `ListSessions`, `SessionNew`, `SessionRemoved` and
 /// `PrepareForSleep` of the Manager, and `PropertiesChanged` of each concrete
 /// session object for `LockedHint` (logind's `Lock`/`Unlock` signals are requests
@@ -17,15 +25,20 @@ import Glibc
 public final class LogindWatcher: @unchecked Sendable {
     /// What to do when a user must lock: uid, and the reason for the log.
     public typealias LockAction = @Sendable (_ uid: UInt32, _ reason: String) -> Void
+    /// What to do when a logind session ends: its id.
+    public typealias SessionEndAction = @Sendable (_ id: String) -> Void
 
     private let lockOnSuspend: Bool
     private let retrySeconds: UInt32
     private let lock: LockAction
+    private let sessionEnded: SessionEndAction
     /// Touched only by the watcher thread.
     private var view: LogindView
     /// logind's unique bus name: signals from anyone else are ignored (on the
     /// system bus any client may broadcast a signal with logind's paths).
     private var owner: String?
+    /// The sleep delay inhibitor's descriptor, or -1.
+    private var inhibitor: Int32 = -1
 
     static let service = "org.freedesktop.login1"
     static let managerPath = "/org/freedesktop/login1"
@@ -33,19 +46,25 @@ public final class LogindWatcher: @unchecked Sendable {
     static let session = "org.freedesktop.login1.Session"
     static let properties = "org.freedesktop.DBus.Properties"
 
-    /// A watcher applying `policy`, locking through `lock`.
-    public init(policy: LockPolicy, lockOnSuspend: Bool, retrySeconds: UInt32 = 5, lock: @escaping LockAction) {
+    /// A watcher applying `policy`, locking through `lock`; `sessionEnded` hears
+    /// of every logind session that ends.
+    public init(
+        policy: LockPolicy, lockOnSuspend: Bool, retrySeconds: UInt32 = 5, lock: @escaping LockAction,
+        sessionEnded: @escaping SessionEndAction = { _ in }
+    ) {
         view = LogindView(policy: policy)
         self.lockOnSuspend = lockOnSuspend
         self.retrySeconds = max(1, retrySeconds)
         self.lock = lock
+        self.sessionEnded = sessionEnded
     }
 
     /// Starts a watcher for `daemon` on its own thread.
     public static func start(daemon: Daemon, config: DaemonConfig) {
-        let watcher = LogindWatcher(policy: config.lockOn, lockOnSuspend: config.lockOnSuspend) { uid, reason in
-            daemon.lockWhenUnlocked(uid: uid, reason: reason)
-        }
+        let watcher = LogindWatcher(
+            policy: config.lockOn, lockOnSuspend: config.lockOnSuspend,
+            lock: { uid, reason in daemon.lockWhenUnlocked(uid: uid, reason: reason) },
+            sessionEnded: { id in daemon.logindSessionEnded(id) })
         do {
             try Threads.detach { watcher.run() }
         } catch {
@@ -80,6 +99,7 @@ public final class LogindWatcher: @unchecked Sendable {
             }
             view.clear()
             owner = nil
+            releaseInhibitor(reason: "no system bus")
             sleep(retrySeconds)
         }
     }
@@ -133,9 +153,11 @@ public final class LogindWatcher: @unchecked Sendable {
             try sessions.exit()
             Log.info("logind: following \(list.count) session(s)")
             lockAll(view.replaceAll(list), reason: "screen locked (logind)")
+            takeInhibitor(bus)
         } catch {
             owner = nil
             view.clear()
+            releaseInhibitor(reason: "logind unreachable")
             if (error as? SDBusError)?.isNoOwner == true {
                 Log.notice("logind is not on the system bus: screen locks are not followed until it appears")
             } else {
@@ -156,6 +178,7 @@ public final class LogindWatcher: @unchecked Sendable {
                     Log.notice("logind left the system bus: screen locks are not followed until it returns")
                     owner = nil
                     view.clear()
+                    releaseInhibitor(reason: "logind left")
                 } else {
                     Log.notice("logind appeared on the system bus")
                     resync(bus)
@@ -185,11 +208,18 @@ public final class LogindWatcher: @unchecked Sendable {
             _ = try signal.readString()
             readSession(try signal.readString("o"), bus: bus)
         case "SessionRemoved":
-            _ = try signal.readString()
+            let id = try signal.readString()
             lockAll(view.remove(try signal.readString("o")), reason: "the only unlocked session ended (lock_on = all)")
+            sessionEnded(id)
         case "PrepareForSleep":
-            guard try signal.readBool(), lockOnSuspend else { return }
-            lockAll(view.users.sorted(), reason: "suspend")
+            guard lockOnSuspend else { return }
+            if try signal.readBool() {
+                // Synchronous: whenUnlocked is out of the kernel before logind may suspend.
+                lockAll(view.users.sorted(), reason: "suspend")
+                releaseInhibitor(reason: "whenUnlocked removed for suspend")
+            } else {
+                takeInhibitor(bus)
+            }
         default:
             return
         }
@@ -233,6 +263,28 @@ public final class LogindWatcher: @unchecked Sendable {
         while let name = try? signal.readString() { if name == "LockedHint" { invalidated = true } }
         guard invalidated else { return nil }
         return try bus.boolProperty(Self.service, path, Self.session, "LockedHint")
+    }
+
+    /// Takes a sleep delay inhibitor unless one is held (or suspend does not lock).
+    private func takeInhibitor(_ bus: SDBusConnection) {
+        guard lockOnSuspend, inhibitor < 0 else { return }
+        do {
+            let reply = try bus.call(
+                Self.service, Self.managerPath, Self.manager, "Inhibit",
+                strings: ["sleep", "arcad", "Removing whenUnlocked secrets from the kernel", "delay"])
+            inhibitor = try reply.readFileDescriptor()
+            Log.debug("logind: sleep delay inhibitor taken")
+        } catch {
+            Log.warning("logind: cannot take a sleep delay inhibitor (\(error)); suspend may race the lock")
+        }
+    }
+
+    /// Closes the inhibitor, letting a pending suspend go ahead.
+    private func releaseInhibitor(reason: String) {
+        guard inhibitor >= 0 else { return }
+        close(inhibitor)
+        inhibitor = -1
+        Log.debug("logind: sleep delay inhibitor released (\(reason))")
     }
 
     private func lockAll(_ uids: [UInt32], reason: String) {

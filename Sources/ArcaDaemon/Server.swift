@@ -67,10 +67,13 @@ public final class Server: Sendable {
     }
 
     private func serve(_ fd: Int32) {
-        let peer: PeerCredentials
+        var peer: PeerCredentials
         do {
             peer = try SocketSystem.peerCredentials(fd)
             try SocketSystem.setTimeouts(fd, milliseconds: timeoutMilliseconds)
+            // Only root (the login stack) opens sessions, and a session is bound to
+            // the process that opened it: remember which process connected.
+            if peer.isRoot { peer.startTime = ProcessHandle.startTime(of: peer.pid) }
         } catch {
             Log.warning("connection refused: \(error)")
             close(fd)

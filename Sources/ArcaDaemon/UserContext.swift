@@ -14,6 +14,12 @@ struct SessionRecord: Sendable {
     let remoteHost: String?
     let remoteUser: String?
     let openedAt: Int64
+    /// The process that opened the session (pam_arca in login, sshd, su…): when
+    /// it dies without closing the session, arcad closes it (`reapSessions`).
+    let opener: ProcessHandle?
+    /// The logind session the opener was in, if any: its end (`SessionRemoved`)
+    /// ends this session too.
+    let logindSession: String?
 }
 
 /// A login key that did not open the vault, kept until it is known to be the
@@ -26,6 +32,22 @@ struct PendingKey {
     let expires: Double
 }
 
+/// A key that failed a login's unlock (`loginUnlock`), held for the session of
+/// that same PAM transaction: only the holder of `token` (pam_arca, in that
+/// handle) can confirm it, so a failed login never lends its key to another
+/// transaction's session.
+struct Candidate {
+    let token: SecretBytes
+    let key: PendingKey
+}
+
+/// A candidate confirmed by one session: the same key confirmed again by
+/// another session makes it the pending new password.
+struct Suspect {
+    let key: PendingKey
+    let session: SessionID
+}
+
 /// Everything arcad holds for one user. Guarded by its own lock: requests of one
 /// user are serialised, different users proceed in parallel.
 final class UserState {
@@ -33,15 +55,17 @@ final class UserState {
     var vault: Vault?
     var lock: UserLockState
     var sessions: [SessionID: SessionRecord] = [:]
-    /// A failed unlock from the login stack, waiting for its session to open.
-    var candidate: PendingKey?
-    /// A candidate whose session opened once. The same key opening a second,
-    /// separate session confirms it as the new login password: a typo, or a
-    /// stack that let a wrong password through, rarely repeats exactly.
-    var suspect: PendingKey?
+    /// Failed login unlocks waiting for their own transaction's session, oldest
+    /// first, at most `Daemon.maximumCandidates`.
+    var candidates: [Candidate] = []
+    /// A candidate whose session opened once. The same key confirmed by a
+    /// second, separate session is taken as the new login password: a typo, or
+    /// a stack that let a wrong password through, rarely repeats exactly.
+    var suspect: Suspect?
     /// The confirmed new login password the vault is not yet wrapped to.
     var pending: PendingKey?
-    /// Consecutive failed unlocks, for the growing delay.
+    /// Consecutive wrong keys or recovery keys, from any request that checks
+    /// one (`Daemon.checkingKey`), for the growing delay.
     var failures = 0
     /// Per loaded class, items served by the socket only (too large, quota).
     var notInKernel: [KernelClass: Int] = [:]
@@ -53,6 +77,14 @@ final class UserState {
         self.uid = uid
         lock = UserLockState(policy: policy)
     }
+
+    /// Drops every candidate, suspect and pending new password: the vault was
+    /// re-wrapped (password change, recovery) or the account is gone.
+    func forgetNewPassword() {
+        candidates.removeAll()
+        suspect = nil
+        pending = nil
+    }
 }
 
 /// One user's state behind a mutex.
@@ -60,6 +92,10 @@ final class UserContext: @unchecked Sendable {
     // `state` is only touched inside `withLock`, which holds `mutex`.
     private let mutex = Mutex(())
     private let state: UserState
+    /// Held by a user's own request that checks a key, through its failure
+    /// delay: guesses of one uid take turns, so parallel connections buy no
+    /// extra tries. Separate from `mutex`, so the user's other requests proceed.
+    private let guessTurn = Mutex(())
 
     init(uid: UInt32, policy: LockPolicy) {
         state = UserState(uid: uid, policy: policy)
@@ -67,5 +103,10 @@ final class UserContext: @unchecked Sendable {
 
     func withLock<R>(_ body: (UserState) throws(HandlerError) -> R) throws(HandlerError) -> R {
         try mutex.withLock { _ throws(HandlerError) -> R in try body(state) }
+    }
+
+    /// Runs `body` in this user's turn to guess (see `guessTurn`).
+    func inGuessTurn<R>(_ body: () throws(HandlerError) -> R) throws(HandlerError) -> R {
+        try guessTurn.withLock { _ throws(HandlerError) -> R in try body() }
     }
 }

@@ -75,125 +75,71 @@ public final class PAMModule {
         }
         let unprivileged = context.effectiveUID != 0
         context.removeStash(name: AuthStash.name)
-        var stash: AuthStash
+        context.removeStash(name: CandidateStash.name)
+        let plan: AuthStash.Plan
         switch try send(.kdfParameters(uid: uid)) {
         case .kdfParameters(let parameters?):
             let key = try derive(password, try usable(parameters))
-            stash = AuthStash(uid: uid, unlockedInAuth: false, enrollment: nil, key: key)
+            if unprivileged || options.unlockInAuth {
+                try unlock(uid: uid, key: key)
+                info("unlocked the vault of \(user) in auth")
+                plan = .unlockedInAuth
+            } else {
+                plan = .unlock(key)
+            }
         case .kdfParameters(nil):
             guard options.autoEnroll, !unprivileged else {
                 debug("\(user) has no vault and enrollment is off here; nothing to do")
                 return Int32(PAM_IGNORE)
             }
-            let parameters: KDFParameters
-            do {
-                parameters = try calibrate()
-            } catch {
-                throw .crypto("\(error)")
-            }
-            let key = try derive(password, parameters)
-            stash = AuthStash(uid: uid, unlockedInAuth: false, enrollment: parameters, key: key)
+            // Calibrating Argon2id costs most of a second and a quarter of RAM: it
+            // waits for open_session, which most sudo or polkit checks never reach.
+            plan = .enroll(password: password)
         case let other:
             throw unexpected(other, to: .kdfParameters)
         }
-        if (unprivileged || options.unlockInAuth) && stash.enrollment == nil {
-            try expectOK(.unlock(uid: uid, key: stash.key.requestBytes()))
-            info("unlocked the vault of \(user) in auth")
-            stash.unlockedInAuth = true
-        }
         let serialized: SecretBytes
         do {
-            serialized = try stash.serialized()
+            serialized = try AuthStash(uid: uid, plan: plan).serialized()
         } catch {
             throw .crypto("\(error)")
         }
         guard context.stash(serialized, name: AuthStash.name) else { throw .stashFailed }
-        debug("derived the key of \(user); kept for open_session")
+        if case .enroll = plan {
+            debug("\(user) has no vault yet; open_session enrolls")
+        } else {
+            debug("derived the key of \(user); kept for open_session")
+        }
         // auth never vouches for the password: that is the other modules' job.
         return Int32(PAM_IGNORE)
     }
 
-    // MARK: - session
-
-    private func openSession() throws(ModuleError) -> Int32 {
-        let (user, uid) = try currentUser()
-        // Idempotent per handle: a second open must not orphan the first token.
-        if let open = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), open.uid == uid {
-            debug("a session of \(user) is already open in this handle")
-            return Int32(PAM_SUCCESS)
+    /// Unlocks the vault of `uid` with `key`. As the login stack (root) through
+    /// `loginUnlock`: a key arcad refuses comes back with a candidate token, kept
+    /// in this handle for its own open_session, the only place that may present it
+    /// (pam_arca(8), PASSWORDS CHANGED ELSEWHERE). As the user (a screen locker)
+    /// through a plain unlock.
+    func unlock(uid: UInt32, key: SecretBytes) throws(ModuleError) {
+        guard context.effectiveUID == 0 else {
+            try expectOK(.unlock(uid: uid, key: key.requestBytes()))
+            return
         }
-        var firstFailure: ModuleError?
-        let stash = context.stashed(name: AuthStash.name).flatMap(AuthStash.parse)
-        context.removeStash(name: AuthStash.name)
-        if let stash, stash.uid == uid, !stash.unlockedInAuth {
-            do throws(ModuleError) {
-                if let parameters = stash.enrollment {
-                    try enroll(user: user, uid: uid, key: stash.key, parameters: parameters)
-                } else {
-                    try expectOK(.unlock(uid: uid, key: stash.key.requestBytes()))
-                    info("unlocked the vault of \(user)")
-                }
-            } catch .arcadUnavailable(let error) {
-                throw .arcadUnavailable(error)
-            } catch {
-                // A wrong key (password out of sync) still opens the session,
-                // so that arcad counts it; the failure is logged here.
-                let outcome = error.outcome
-                context.log(outcome.priority, outcome.message)
-                firstFailure = error
-            }
-        } else if stash == nil {
-            debug("no key from auth for \(user) (no password, or auth ran in another process)")
-        }
-        let token: SecretBytes
-        do {
-            token = try SecretBytes.random(count: SessionStash.tokenLength)
-        } catch {
-            throw .crypto("\(error)")
-        }
-        try expectOK(
-            .openSession(
-                SessionOpening(
-                    uid: uid, token: token.requestBytes(), service: context.item(.service) ?? "",
-                    tty: context.item(.tty), remoteHost: context.item(.remoteHost),
-                    remoteUser: context.item(.remoteUser))))
-        guard let serialized = try? SessionStash(uid: uid, token: token).serialized(),
-            context.stash(serialized, name: SessionStash.name)
-        else { throw .stashFailed }
-        debug("opened a session for \(user)")
-        return firstFailure.map { $0.outcome.code } ?? Int32(PAM_SUCCESS)
-    }
-
-    private func enroll(user: String, uid: UInt32, key: SecretBytes, parameters: KDFParameters) throws(ModuleError) {
-        guard options.autoEnroll else { return }
-        let wire = KeyDerivationParameters(
-            opsLimit: parameters.opsLimit, memoryLimit: UInt64(parameters.memoryLimit), salt: parameters.salt)
-        var request = Request.enroll(uid: uid, key: key.requestBytes(), parameters: wire)
-        var reply = try send(&request)
+        var reply = try send(.loginUnlock(uid: uid, key: key.requestBytes()))
         defer { reply.wipeSecrets() }
         switch reply {
-        case .ok, .recoveryKey:
-            // The recovery key is never shown through PAM: a display manager
-            // would lose it and a terminal would keep it in its scrollback.
-            info("enrolled \(user): created a vault unlocked by the login password")
+        case .ok:
+            return
+        case .candidate(let token):
+            let kept = token.withUnsafeBytes { try? SecretBytes(copying: $0) }
+            guard let kept, let serialized = try? CandidateStash(uid: uid, token: kept).serialized(),
+                context.stash(serialized, name: CandidateStash.name)
+            else { throw .stashFailed }
+            throw .arcadRefused(request: .loginUnlock, status: .authFailed, message: "wrong password or key")
         case .error(let status, let message):
-            throw .arcadRefused(request: .enroll, status: status, message: message)
+            throw .arcadRefused(request: .loginUnlock, status: status, message: message)
         case let other:
-            throw unexpected(other, to: .enroll)
+            throw unexpected(other, to: .loginUnlock)
         }
-    }
-
-    private func closeSession() throws(ModuleError) -> Int32 {
-        let (user, uid) = try currentUser()
-        guard let stash = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), stash.uid == uid
-        else {
-            debug("no session of \(user) opened by this handle; nothing to close")
-            return Int32(PAM_IGNORE)
-        }
-        try expectOK(.closeSession(uid: uid, token: stash.token.requestBytes()))
-        context.removeStash(name: SessionStash.name)
-        debug("closed a session of \(user)")
-        return Int32(PAM_SUCCESS)
     }
 
     // MARK: - password
@@ -235,7 +181,7 @@ public final class PAMModule {
 
     // MARK: - helpers
 
-    private func currentUser() throws(ModuleError) -> (String, UInt32) {
+    func currentUser() throws(ModuleError) -> (String, UInt32) {
         guard let user = context.item(.user), !user.isEmpty else { throw .noUser }
         guard let uid = context.uid(ofUser: user) else { throw .unknownUser(user) }
         return (user, uid)
@@ -243,13 +189,13 @@ public final class PAMModule {
 
     // Requests are taken `consuming`, so the temporary a caller builds is moved
     // in, not copied, and the wipe after sending zeroes the only copy.
-    private func send(_ request: consuming Request) throws(ModuleError) -> Reply {
+    func send(_ request: consuming Request) throws(ModuleError) -> Reply {
         try send(&request)
     }
 
     /// Sends and wipes the request's secrets afterwards. A request built in
     /// place and passed `inout` is uniquely owned, so the wipe is in place.
-    private func send(_ request: inout Request) throws(ModuleError) -> Reply {
+    func send(_ request: inout Request) throws(ModuleError) -> Reply {
         defer { request.wipeSecrets() }
         if context.stashed(name: Self.unreachableName) != nil {
             throw .arcadUnavailable(.timedOut)
@@ -264,7 +210,7 @@ public final class PAMModule {
         }
     }
 
-    private func expectOK(_ request: consuming Request) throws(ModuleError) {
+    func expectOK(_ request: consuming Request) throws(ModuleError) {
         let kind = request.kind
         switch try send(&request) {
         case .ok: return
@@ -273,7 +219,7 @@ public final class PAMModule {
         }
     }
 
-    private func unexpected(_ reply: Reply, to request: MessageKind) -> ModuleError {
+    func unexpected(_ reply: Reply, to request: MessageKind) -> ModuleError {
         if case .error(let status, let message) = reply {
             return .arcadRefused(request: request, status: status, message: message)
         }
@@ -296,7 +242,7 @@ public final class PAMModule {
         return kdf
     }
 
-    private func derive(_ password: SecretBytes, _ parameters: KDFParameters) throws(ModuleError) -> SecretBytes {
+    func derive(_ password: SecretBytes, _ parameters: KDFParameters) throws(ModuleError) -> SecretBytes {
         do {
             return try Argon2id.deriveKey(password: password, parameters: parameters)
         } catch {
@@ -304,11 +250,11 @@ public final class PAMModule {
         }
     }
 
-    private func debug(_ message: String) {
+    func debug(_ message: String) {
         if options.debug { context.log(.debug, message) }
     }
 
-    private func info(_ message: String) {
+    func info(_ message: String) {
         if !options.quiet { context.log(.info, message) }
     }
 }

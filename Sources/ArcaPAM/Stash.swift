@@ -1,73 +1,70 @@
 import ArcaCrypto
 import ArcaProtocol
 
-/// What auth leaves for open_session in the PAM handle (`pam_set_data`): the
-/// derived key, never the password. Serialized into guarded memory only.
+/// What auth leaves for open_session in the PAM handle (`pam_set_data`): what to
+/// do there and what it needs. Serialized into guarded memory only, zeroed when
+/// open_session takes it or at `pam_end`.
 ///
-/// Layout (70 bytes): version u8 = 1, flags u8 (1 unlocked in auth, 2 enrolling),
-/// uid u32, ops u64, memory u64, salt 16, key 32; integers little-endian.
+/// Layout: version u8 = 2, plan u8, uid u32 little-endian, then by plan:
+/// 1 unlock: the derived key (32 bytes); 2 unlocked in auth already: nothing;
+/// 3 enroll: the password (1 to 4096 bytes).
 struct AuthStash {
     static let name = "arca:auth"
-    static let length = 70
+    static let headerLength = 6
+
+    /// What open_session does.
+    enum Plan {
+        /// Unlock with this derived key (never the password).
+        case unlock(SecretBytes)
+        /// Nothing: auth unlocked (unlock_in_auth, or a screen locker).
+        case unlockedInAuth
+        /// No vault yet: calibrate, derive from this password, enroll. libpam
+        /// clears `PAM_AUTHTOK` when auth returns, so the password itself waits
+        /// here (as pam_gnome_keyring's does): calibrating in auth would cost
+        /// every sudo of such a user most of a second and a quarter of RAM.
+        case enroll(password: SecretBytes)
+    }
 
     var uid: UInt32
-    /// The key already unlocked the vault during auth.
-    var unlockedInAuth: Bool
-    /// Set when no vault exists: the fresh parameters to enroll with.
-    var enrollment: KDFParameters?
-    var key: SecretBytes
+    var plan: Plan
 
     func serialized() throws -> SecretBytes {
-        try SecretBytes(count: Self.length) { out in
-            out[0] = 1
-            out[1] = (unlockedInAuth ? 1 : 0) | (enrollment == nil ? 0 : 2)
-            var offset = 2
-            func put<T: FixedWidthInteger>(_ value: T) {
-                withUnsafeBytes(of: value.littleEndian) { raw in
-                    for byte in raw {
-                        out[offset] = byte
-                        offset += 1
-                    }
-                }
+        let (code, payload): (UInt8, SecretBytes?) =
+            switch plan {
+            case .unlock(let key): (1, key)
+            case .unlockedInAuth: (2, nil)
+            case .enroll(let password): (3, password)
             }
-            put(uid)
-            put(enrollment?.opsLimit ?? 0)
-            put(UInt64(enrollment?.memoryLimit ?? 0))
-            let salt = enrollment?.salt ?? [UInt8](repeating: 0, count: KDFParameters.saltLength)
-            for byte in salt.prefix(KDFParameters.saltLength) {
-                out[offset] = byte
-                offset += 1
+        return try SecretBytes(count: Self.headerLength + (payload?.count ?? 0)) { out in
+            out[0] = 2
+            out[1] = code
+            withUnsafeBytes(of: uid.littleEndian) { raw in
+                for i in 0..<4 { out[2 + i] = raw[i] }
             }
-            key.withUnsafeBytes { raw in
-                for byte in raw.prefix(Argon2id.keyLength) {
-                    out[offset] = byte
-                    offset += 1
-                }
+            payload?.withUnsafeBytes { raw in
+                for (i, byte) in raw.enumerated() { out[Self.headerLength + i] = byte }
             }
         }
     }
 
     /// Parses a stash; `nil` when it is not one this build wrote.
     static func parse(_ stash: SecretBytes) -> AuthStash? {
-        guard stash.count == length else { return nil }
+        guard stash.count >= headerLength else { return nil }
         return stash.withUnsafeBytes { raw -> AuthStash? in
-            guard raw[0] == 1 else { return nil }
-            func read<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
-                var value: T = 0
-                for i in 0..<MemoryLayout<T>.size { value |= T(raw[offset + i]) << (8 * i) }
-                return value
-            }
-            let flags = raw[1]
-            let uid = read(UInt32.self, at: 2)
-            let ops = read(UInt64.self, at: 6)
-            let memory = read(UInt64.self, at: 14)
-            let salt = Array(raw[22..<38])
-            guard let key = try? SecretBytes(copying: UnsafeRawBufferPointer(rebasing: raw[38..<70])) else {
+            guard raw[0] == 2 else { return nil }
+            var uid: UInt32 = 0
+            for i in 0..<4 { uid |= UInt32(raw[2 + i]) << (8 * i) }
+            let payload = UnsafeRawBufferPointer(rebasing: raw[headerLength...])
+            switch (raw[1], payload.count) {
+            case (1, Argon2id.keyLength):
+                return (try? SecretBytes(copying: payload)).map { AuthStash(uid: uid, plan: .unlock($0)) }
+            case (2, 0):
+                return AuthStash(uid: uid, plan: .unlockedInAuth)
+            case (3, 1...ProtocolLimits.maximumPasswordLength):
+                return (try? SecretBytes(copying: payload)).map { AuthStash(uid: uid, plan: .enroll(password: $0)) }
+            default:
                 return nil
             }
-            let enrollment =
-                flags & 2 == 0 ? nil : KDFParameters(opsLimit: ops, memoryLimit: Int(clamping: memory), salt: salt)
-            return AuthStash(uid: uid, unlockedInAuth: flags & 1 != 0, enrollment: enrollment, key: key)
         }
     }
 }
@@ -81,27 +78,49 @@ struct SessionStash {
     var uid: UInt32
     var token: SecretBytes
 
-    func serialized() throws -> SecretBytes {
-        try SecretBytes(count: 4 + token.count) { out in
-            withUnsafeBytes(of: uid.littleEndian) { raw in
-                for i in 0..<4 { out[i] = raw[i] }
-            }
-            token.withUnsafeBytes { raw in
-                for i in 0..<raw.count { out[4 + i] = raw[i] }
-            }
-        }
-    }
+    func serialized() throws -> SecretBytes { try serializeUIDAndToken(uid, token) }
 
     static func parse(_ stash: SecretBytes) -> SessionStash? {
-        guard stash.count == 4 + tokenLength else { return nil }
-        return stash.withUnsafeBytes { raw -> SessionStash? in
-            var uid: UInt32 = 0
-            for i in 0..<4 { uid |= UInt32(raw[i]) << (8 * i) }
-            guard let token = try? SecretBytes(copying: UnsafeRawBufferPointer(rebasing: raw[4...])) else {
-                return nil
-            }
-            return SessionStash(uid: uid, token: token)
+        parseUIDAndToken(stash, tokenLength: tokenLength).map { SessionStash(uid: $0.uid, token: $0.token) }
+    }
+}
+
+/// The candidate token arcad returned with this handle's failed `loginUnlock`,
+/// kept for this handle's open_session only (pam_arca(8), PASSWORDS CHANGED
+/// ELSEWHERE). Layout: uid u32 little-endian, then the 32-byte token.
+struct CandidateStash {
+    static let name = "arca:candidate"
+
+    var uid: UInt32
+    var token: SecretBytes
+
+    func serialized() throws -> SecretBytes { try serializeUIDAndToken(uid, token) }
+
+    static func parse(_ stash: SecretBytes) -> CandidateStash? {
+        parseUIDAndToken(stash, tokenLength: ProtocolLimits.candidateTokenLength).map {
+            CandidateStash(uid: $0.uid, token: $0.token)
         }
+    }
+}
+
+private func serializeUIDAndToken(_ uid: UInt32, _ token: SecretBytes) throws -> SecretBytes {
+    try SecretBytes(count: 4 + token.count) { out in
+        withUnsafeBytes(of: uid.littleEndian) { raw in
+            for i in 0..<4 { out[i] = raw[i] }
+        }
+        token.withUnsafeBytes { raw in
+            for i in 0..<raw.count { out[4 + i] = raw[i] }
+        }
+    }
+}
+
+private func parseUIDAndToken(_ stash: SecretBytes, tokenLength: Int) -> (uid: UInt32, token: SecretBytes)? {
+    guard stash.count == 4 + tokenLength else { return nil }
+    return stash.withUnsafeBytes { raw -> (uid: UInt32, token: SecretBytes)? in
+        var uid: UInt32 = 0
+        for i in 0..<4 { uid |= UInt32(raw[i]) << (8 * i) }
+        guard let token = try? SecretBytes(copying: UnsafeRawBufferPointer(rebasing: raw[4...])) else { return nil }
+        return (uid, token)
     }
 }
 

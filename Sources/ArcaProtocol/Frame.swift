@@ -93,9 +93,13 @@
 ///   0x0013 grant               query, principals (root; system vault)
 ///   0x0014 revokeGrant         query, principals (empty: all) (root; system vault)
 ///   0x0015 listGrants          (empty) (root)
+///   0x0016 loginUnlock         uid:u32, key (root)
+///   0x0017 confirmCandidate    uid:u32, candidate:bytes(exactly 32),
+///                              session:bytes(<= 256) (root)
 /// Replies (add → items; copyMatching → items; enroll, rotateRecoveryKey →
-/// recoveryKey; status, kdfParameters, listSessions, listGrants → their own; the others →
-/// ok; any request may get error)
+/// recoveryKey; loginUnlock → ok or candidate; status, kdfParameters,
+/// listSessions, listGrants → their own; the others → ok; any request may get
+/// error)
 ///   0x8000 ok                  (empty)
 ///   0x8001 error               status:u32 (an OSStatus as two's complement,
 ///                              never 0), message:string(<= 4096)
@@ -111,6 +115,8 @@
 ///                              openedAt:i64 µs, locked:bool> (<= 65536)
 ///   0x8007 grants              list<service:opt<string>, account:opt<string>,
 ///                              label:opt<string>, principals> (<= 65536)
+///   0x8008 candidate           token:bytes(exactly 32): the key of a
+///                              loginUnlock did not open the vault
 ///
 /// A frame is rejected (and the connection closed) on: bad magic, another
 /// version, an unknown kind or one of the wrong direction, a body length over

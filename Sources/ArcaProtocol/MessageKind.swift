@@ -57,6 +57,10 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case deleteAttributeItem = 0x0024
     /// ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
     case waitEvents = 0x0025
+    /// ``Request/loginUnlock(uid:key:)``.
+    case loginUnlock = 0x0016
+    /// ``Request/confirmCandidate(uid:candidate:session:)``.
+    case confirmCandidate = 0x0017
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -78,6 +82,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case attributeItems = 0x8010
     /// ``Reply/events(_:)``.
     case events = 0x8011
+    /// ``Reply/candidate(token:)``.
+    case candidate = 0x8008
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

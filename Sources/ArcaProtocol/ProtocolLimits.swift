@@ -36,6 +36,8 @@ public enum ProtocolLimits {
     public static let maximumReferenceCount = 65_536
     /// Longest wait for vault events: below arcad's and clients' socket timeouts.
     public static let maximumEventWaitMilliseconds: UInt32 = 25_000
+    /// Length of a candidate token (``Reply/candidate(token:)``).
+    public static let candidateTokenLength = 32
     /// Length of a password-derived vault key.
     public static let derivedKeyLength = 32
     /// Length of an Argon2id salt (libsodium's `crypto_pwhash_SALTBYTES`).

@@ -41,6 +41,8 @@ extension Reply {
                 w.i64(s.openedAt)
                 w.bool(s.locked)
             }
+        case .candidate(let token):
+            try w.fixed(token, field: "candidate", length: ProtocolLimits.candidateTokenLength)
         case .grants(let entries):
             try w.list(entries, field: "grants", limit: ProtocolLimits.maximumListCount) { w, e throws(ProtocolError) in
                 try w.optionalString(e.service, field: "service")
@@ -107,10 +109,13 @@ extension Reply {
                 })
         case .attributeItems: return .attributeItems(try r.attributeItemList())
         case .events: return .events(try r.eventBatch())
+        case .candidate:
+            return .candidate(token: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength))
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
-            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .addAttributeItem,
-            .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem, .waitEvents:
+            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
+            .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
+            .waitEvents:
             throw .unexpectedKind(kind)
         }
     }

@@ -1,5 +1,5 @@
 /// A reply from arcad. It carries the request id of the request it answers.
-/// Item data and recovery keys are secrets: see ``wipeSecrets()``.
+/// Item data, recovery keys and candidate tokens are secrets: see ``wipeSecrets()``.
 public enum Reply: Sendable, Hashable {
     /// The request succeeded and returns nothing.
     case ok
@@ -26,6 +26,11 @@ public enum Reply: Sendable, Hashable {
     case attributeItems(AttributeItemList)
     /// Answer to ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
     case events(EventBatch)
+    /// Answer to ``Request/loginUnlock(uid:key:)`` when the key does not open
+    /// the vault (errSecAuthFailed): the token, of
+    /// ``ProtocolLimits/candidateTokenLength`` bytes, that lets this PAM
+    /// transaction's session confirm the key. A secret of that transaction.
+    case candidate(token: [UInt8])
 
     /// The header kind of this reply.
     public var kind: MessageKind {
@@ -40,6 +45,7 @@ public enum Reply: Sendable, Hashable {
         case .grants: return .grants
         case .attributeItems: return .attributeItems
         case .events: return .events
+        case .candidate: return .candidate
         }
     }
 }

@@ -61,7 +61,7 @@ extension Request {
             try w.bytes(recoveryKey, field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength)
             try w.key(newKey, field: "newKey")
             try w.kdf(parameters)
-        case .rotateRecoveryKey(let uid, let key):
+        case .rotateRecoveryKey(let uid, let key), .loginUnlock(let uid, let key):
             w.u32(uid)
             try w.key(key, field: "key")
         case .addAttributeItem(let add):
@@ -101,6 +101,10 @@ extension Request {
             w.u32(uid)
             w.u64(after)
             w.u32(timeout)
+        case .confirmCandidate(let uid, let candidate, let session):
+            w.u32(uid)
+            try w.fixed(candidate, field: "candidate", length: ProtocolLimits.candidateTokenLength)
+            try w.bytes(session, field: "session", limit: ProtocolLimits.maximumTokenLength)
         }
     }
 
@@ -197,8 +201,14 @@ extension Request {
                 throw .invalidValue(field: "timeoutMilliseconds")
             }
             return .waitEvents(uid: uid, after: after, timeoutMilliseconds: timeout)
-        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .attributeItems,
-            .events:
+        case .loginUnlock: return .loginUnlock(uid: try r.u32(), key: try r.key(field: "key"))
+        case .confirmCandidate:
+            return .confirmCandidate(
+                uid: try r.u32(),
+                candidate: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength),
+                session: try r.bytes(field: "session", limit: ProtocolLimits.maximumTokenLength))
+        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
+            .attributeItems, .events:
             throw .unexpectedKind(kind)
         }
     }

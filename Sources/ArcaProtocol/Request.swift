@@ -3,7 +3,7 @@
 /// their own uid, root any uid.
 ///
 /// Secret fields (`key`, `oldKey`, `newKey`, `password`, `recoveryKey`,
-/// `token`, `secret`) are `[UInt8]`, never `String`. After decoding, move each
+/// `token`, `candidate`, `session`, `secret`) are `[UInt8]`, never `String`. After decoding, move each
 /// into `SecretBytes(consuming:)` at once (which zeroes the array), or call
 /// ``wipeSecrets()``; then wipe the frame buffer with ``SecureWipe/zero(_:)``.
 public enum Request: Sendable, Hashable {
@@ -68,6 +68,16 @@ public enum Request: Sendable, Hashable {
     /// Waits up to `timeoutMilliseconds` (at most ``ProtocolLimits/maximumEventWaitMilliseconds``)
     /// for events of the user's vault numbered after `after`. Replied with ``Reply/events(_:)``.
     case waitEvents(uid: UInt32, after: UInt64, timeoutMilliseconds: UInt32)
+    /// Unlock from the login stack (root only, pam_arca). Replied with ``Reply/ok``,
+    /// or, when `key` does not open the vault, with ``Reply/candidate(token:)``:
+    /// arcad keeps the key for a while as a possible new login password, which
+    /// only ``confirmCandidate(uid:candidate:session:)`` with that token can confirm.
+    case loginUnlock(uid: UInt32, key: [UInt8])
+    /// The PAM transaction that got `candidate` from ``loginUnlock(uid:key:)``
+    /// opened the session `session` (root only): the login stack let that
+    /// password in. The same key confirmed by two transactions, each in its own
+    /// session, becomes the new login password the vault is out of sync with.
+    case confirmCandidate(uid: UInt32, candidate: [UInt8], session: [UInt8])
 
     /// The header kind of this request.
     public var kind: MessageKind {
@@ -99,6 +109,8 @@ public enum Request: Sendable, Hashable {
         case .updateAttributeItem: return .updateAttributeItem
         case .deleteAttributeItem: return .deleteAttributeItem
         case .waitEvents: return .waitEvents
+        case .loginUnlock: return .loginUnlock
+        case .confirmCandidate: return .confirmCandidate
         }
     }
 }

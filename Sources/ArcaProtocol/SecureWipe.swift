@@ -58,7 +58,8 @@ public enum SecureWipe {
 
 extension Request {
     /// Zeroes, in place, every secret field of this request: keys, password,
-    /// recovery key, session token, item secret. Lengths and other fields stay.
+    /// recovery key, session and candidate tokens, item secret. Lengths and
+    /// other fields stay.
     public mutating func wipeSecrets() {
         // Each case first replaces `self`, so the bound payload is the only
         // owner of its arrays and is zeroed in place rather than copied.
@@ -120,13 +121,22 @@ extension Request {
             self = .lockAll
             SecureWipe.zero(&key)
             self = .rotateRecoveryKey(uid: uid, key: key)
+        case .loginUnlock(let uid, var key):
+            self = .lockAll
+            SecureWipe.zero(&key)
+            self = .loginUnlock(uid: uid, key: key)
+        case .confirmCandidate(let uid, var candidate, var session):
+            self = .lockAll
+            SecureWipe.zero(&candidate)
+            SecureWipe.zero(&session)
+            self = .confirmCandidate(uid: uid, candidate: candidate, session: session)
         }
     }
 }
 
 extension Reply {
-    /// Zeroes, in place, every secret field of this reply: item data and
-    /// recovery keys.
+    /// Zeroes, in place, every secret field of this reply: item data, recovery
+    /// keys and candidate tokens.
     public mutating func wipeSecrets() {
         switch self {
         case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events: return
@@ -142,6 +152,10 @@ extension Reply {
             self = .ok
             SecureWipe.zero(&key)
             self = .recoveryKey(key)
+        case .candidate(var token):
+            self = .ok
+            SecureWipe.zero(&token)
+            self = .candidate(token: token)
         }
     }
 }

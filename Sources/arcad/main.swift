@@ -132,6 +132,8 @@ credentials.start()
 // default): refresh the granted uids' well inside that.
 DaemonProcess.every(seconds: Daemon.systemRefreshInterval()) { daemon.refreshSystemGrants() }
 LogindWatcher.start(daemon: daemon, config: config)
+// A session whose PAM application died (SIGKILL) ends within a second.
+daemon.startSessionReaper()
 // A deleted account's @u outlives it; a recycled uid must not inherit it.
 DaemonProcess.every(seconds: 60) { daemon.purgeDeletedUsers() }
 Log.notice("\(Daemon.versionLine) started (state \(config.stateDirectory))")

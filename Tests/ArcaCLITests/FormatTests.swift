@@ -1,4 +1,5 @@
 import ArcaProtocol
+import Glibc
 import Testing
 
 @testable import ArcaCLI
@@ -16,6 +17,28 @@ import Testing
         #expect(CLIError.failure(what: "a", why: "b").exitCode == .error)
         #expect(CLIError.failure(what: "a", why: "b").message == "arca: a: b")
         #expect(CLIError.status(.itemNotFound, what: "get", detail: "ignored").message == "arca: get: no such item")
+    }
+
+    @Test("busy is never 'not running': a refusal from a running arcad, a dropped or unanswered request → 75")
+    func busyIsNotNotRunning() {
+        let busy = CLIError.reply(.notAvailable, message: "arcad is busy deriving keys for this user; try again",
+                                  what: "unlock")
+        #expect(busy == .busy(what: "unlock", detail: "arcad is busy deriving keys for this user; try again"))
+        #expect(busy.exitCode == .busy)
+        #expect(busy.exitCode.rawValue == 75)
+        #expect(busy.message == "arca: unlock: arcad is busy deriving keys for this user; try again")
+        #expect(CLIError.reply(.notAvailable, message: "", what: "get").message
+                == "arca: get: arcad cannot serve this now; try again")
+        #expect(CLIError.request(.timedOut, what: "unlock").exitCode == .busy)
+        #expect(CLIError.request(.connectionClosed, what: "unlock").message
+                == "arca: unlock: arcad closed the connection")
+        let dead = CLIError.request(.notRunning(path: "/x.sock", errno: ENOENT), what: "get")
+        #expect(dead.exitCode == .notRunning)
+        #expect(dead.message == "arca: get: arcad is not running (/x.sock: No such file or directory)")
+        // Replies keep arcad's text only where the code says nothing by itself.
+        #expect(CLIError.reply(.param, message: "bad", what: "add") == .status(.param, what: "add", detail: "bad"))
+        #expect(CLIError.reply(.itemNotFound, message: "x", what: "get")
+                == .status(.itemNotFound, what: "get", detail: ""))
     }
 
     @Test func isoDates() {

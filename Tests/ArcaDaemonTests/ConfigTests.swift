@@ -12,6 +12,7 @@ struct ConfigTests {
         #expect(c.credentialsSocket == "/run/arca/credentials.sock")
         #expect(c.lockOn == .any)
         #expect(c.idleTimeout == 0)
+        #expect(c.kdfMaxCost == 1024)
         // The credentials socket follows the request socket unless set.
         var moved = c
         moved.socketPath = "/tmp/t/arcad.sock"
@@ -30,6 +31,7 @@ struct ConfigTests {
             max_connections_per_uid = 8
             client_timeout_ms=2000
             credentials_socket = /tmp/cred.sock
+            kdf_max_cost = 512
             """)
         #expect(c.socketPath == "/tmp/a.sock")
         #expect(c.stateDirectory == "/tmp/state")
@@ -38,6 +40,7 @@ struct ConfigTests {
         #expect(c.maxConnectionsPerUID == 8)
         #expect(c.clientTimeoutMilliseconds == 2000)
         #expect(c.credentialsSocket == "/tmp/cred.sock")
+        #expect(c.kdfMaxCost == 512)
     }
 
     @Test("errors name the file and line")
@@ -59,6 +62,11 @@ struct ConfigTests {
         }
         #expect(throws: ConfigError(location: "t.conf:1", message: "credentials_socket must be an absolute path, got 'c.sock'")) {
             try DaemonConfig.parse("credentials_socket = c.sock", file: "t.conf")
+        }
+        let cost = ConfigError(
+            location: "t.conf:1", message: "kdf_max_cost must be a whole number in 64...32768, got '32'")
+        #expect(throws: cost) {
+            try DaemonConfig.parse("kdf_max_cost = 32", file: "t.conf")
         }
     }
 }

@@ -3,6 +3,7 @@ import ArcaKeyring
 import ArcaProtocol
 import Foundation
 import Synchronization
+import Testing
 
 @testable import ArcaDaemon
 
@@ -100,6 +101,13 @@ final class TestDaemon {
 
 /// Cheapest parameters arcad accepts (64 MiB, 1 pass), with a fixed salt.
 let testParameters = KeyDerivationParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: Array("0123456789abcdef".utf8))
+
+/// Enrolls `uid` with the key of `password`; returns the key.
+func enrolled(_ t: TestDaemon, _ uid: UInt32, _ password: String = "pw") throws -> [UInt8] {
+    let key = try derivedKey(password)
+    #expect(t.send(.enroll(uid: uid, key: key, parameters: testParameters), as: 0) == .ok)
+    return key
+}
 
 /// The key PAM would derive for `password` with `testParameters`.
 func derivedKey(_ password: String, salt: [UInt8] = testParameters.salt) throws -> [UInt8] {

@@ -12,12 +12,6 @@ struct DaemonTests {
     let alice: UInt32 = 60_001
     let bob: UInt32 = 60_002
 
-    func enrolled(_ t: TestDaemon, _ uid: UInt32, _ password: String = "pw") throws -> [UInt8] {
-        let key = try derivedKey(password)
-        #expect(t.send(.enroll(uid: uid, key: key, parameters: testParameters), as: 0) == .ok)
-        return key
-    }
-
     @Test("enroll creates an unlocked vault; items land in the ring of their class")
     func enrollAndAdd() throws {
         let t = try TestDaemon()
@@ -168,34 +162,6 @@ struct DaemonTests {
         #expect(secretText(t.send(getRequest(alice, "mail", "alice"), as: alice)) == "s3cret")
     }
 
-    func outOfSync(_ t: TestDaemon) -> Bool? {
-        guard case .status(let s) = t.send(.status(uid: alice), as: alice) else { return nil }
-        return s.passwordOutOfSync
-    }
-
-    func failedLogin(_ t: TestDaemon, _ key: [UInt8], token: UInt8) {
-        #expect(statusCode(t.send(.unlock(uid: alice, key: key), as: 0)) == -25293)
-        #expect(t.send(.openSession(SessionOpening(uid: alice, token: [token], service: "login")), as: 0) == .ok)
-        _ = t.send(.closeSession(uid: alice, token: [token]), as: 0)
-    }
-
-    @Test("two logins whose same key fails to unlock mark the vault out of sync; one, or two different, do not")
-    func candidatePromotedBySession() throws {
-        let t = try TestDaemon()
-        defer { t.cleanUp() }
-        let old = try enrolled(t, alice)
-        _ = t.send(.lockAll, as: alice)
-        let new = try derivedKey("changed-outside-pam")
-        failedLogin(t, try derivedKey("a typo"), token: 7)
-        failedLogin(t, new, token: 8)
-        #expect(outOfSync(t) == false)
-        failedLogin(t, new, token: 9)
-        #expect(outOfSync(t) == true)
-        #expect(t.send(.unlock(uid: alice, key: old), as: alice) == .ok)
-        _ = t.send(.lockAll, as: alice)
-        #expect(t.send(.unlock(uid: alice, key: new), as: 0) == .ok)
-    }
-
     @Test("recovery key: rotate, then recover to a new password")
     func recovery() throws {
         let t = try TestDaemon()
@@ -293,28 +259,6 @@ struct DaemonTimerTests {
         t.daemon.expireIdleUsers()
         #expect(t.kernel.ring(alice, .whenUnlocked) == nil)
         #expect(t.kernel.ring(alice, .afterFirstUnlock) == [:])
-    }
-
-    @Test("failed unlocks of a uid are delayed, growing: 0.25 s, 0.5 s, 1 s")
-    func failureDelay() throws {
-        let t = try TestDaemon()
-        defer { t.cleanUp() }
-        #expect(t.send(.enroll(uid: alice, key: try derivedKey("pw"), parameters: testParameters), as: 0) == .ok)
-        let wrong = try derivedKey("wrong")
-        var delays: [Double] = []
-        for _ in 0..<3 {
-            let start = Date()
-            #expect(statusCode(t.send(.unlock(uid: alice, key: wrong), as: alice)) == -25293)
-            delays.append(Date().timeIntervalSince(start))
-        }
-        #expect(delays[0] >= 0.25)
-        #expect(delays[1] >= 0.5)
-        #expect(delays[2] >= 1.0)
-        // A success resets the count.
-        #expect(t.send(.unlock(uid: alice, key: try derivedKey("pw")), as: alice) == .ok)
-        let start = Date()
-        _ = t.send(.unlock(uid: alice, key: wrong), as: alice)
-        #expect(Date().timeIntervalSince(start) < 0.9)
     }
 }
 

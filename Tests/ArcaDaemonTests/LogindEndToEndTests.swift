@@ -100,12 +100,84 @@ struct LogindEndToEndTests {
         }
     }
 
+    @Test("suspend: a sleep delay inhibitor, closed only once whenUnlocked is out of the kernel, taken again on wake")
+    func suspendInhibitor() throws {
+        try withLogindWorld(sessions: { ["1:\($0)"] }) { w in
+            let logind = try #require(w.logind)
+            #expect(w.eventually { (try? logind.inhibitors()) == 1 })
+            // The double looks at the user's key in /proc/keys the moment the
+            // inhibitor closes, before anything else: it must be gone by then.
+            let key = try #require(serial(of: w.wuDescription))
+            #expect(try logind.answer("watch-key \(key)") == "ok live")
+            try logind.send("sleep 1")
+            #expect(try logind.waitRelease() == "gone")
+            #expect(w.whenUnlocked == "gone")
+            #expect(w.afterFirstUnlock == "secret-afu")
+            #expect(try logind.inhibitors() == 0)
+            // Waking up: a new inhibitor for the next suspend, and it works again.
+            try logind.send("sleep 0")
+            #expect(w.eventually { (try? logind.inhibitors()) == 1 })
+            #expect(try w.unlockWithKey() == .ok)
+            #expect(w.whenUnlocked == "secret-wu")
+            let again = try #require(serial(of: w.wuDescription))
+            #expect(try logind.answer("watch-key \(again)") == "ok live")
+            try logind.send("sleep 1")
+            #expect(try logind.waitRelease() == "gone")
+            #expect(w.whenUnlocked == "gone")
+            #expect(w.arcad.logLines(containing: "uid \(w.user.uid): suspend, whenUnlocked removed").count == 2)
+        }
+    }
+
+    @Test("a session opened from within a logind session ends with it (SessionRemoved), its opener still alive")
+    func sessionEndsWithLogindSession() throws {
+        let id = "f" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
+        let scope = try LogindScope(sessionID: id)
+        defer { scope.remove() }
+        try withLogindWorld(sessions: { _ in [] }) { w in
+            let logind = try #require(w.logind)
+            try logind.send("add \(id) \(w.user.uid)")
+            // The opener: root, in the cgroup of logind session `id`, alive throughout.
+            let opener = Process()
+            opener.executableURL = URL(fileURLWithPath: "/bin/sh")
+            opener.arguments = [
+                "-c", "echo $$ > \(scope.directory)/cgroup.procs && exec \(builtExecutable("arcad-probe")) "
+                    + "\(w.arcad.socket) open-session \(w.user.uid)",
+            ]
+            let input = Pipe()
+            let output = Pipe()
+            opener.standardInput = input
+            opener.standardOutput = output
+            try opener.run()
+            defer {
+                try? input.fileHandleForWriting.close()
+                reap(opener)
+            }
+            #expect(LineReader(output.fileHandleForReading).line() == "ok")
+            #expect(try w.sessionCount() == 1)
+            #expect(w.whenUnlocked == "secret-wu")
+            // A session of another id ending changes nothing.
+            try logind.send("add \(id)x \(w.user.uid)")
+            try logind.send("remove \(id)x")
+            usleep(300_000)
+            #expect(try w.sessionCount() == 1)
+            try logind.send("remove \(id)")
+            #expect(w.eventually { (try? w.sessionCount()) == 0 })
+            #expect(w.whenUnlocked == "gone")
+            #expect(w.afterFirstUnlock == "secret-afu")
+            #expect(opener.isRunning)
+            #expect(w.arcad.logLines(containing: "ended without closing: its logind session \(id) ended (0 open)")
+                    .count == 1)
+        }
+    }
+
     @Test("PrepareForSleep(true) leaves whenUnlocked with lock_on_suspend = no")
     func suspendKeeps() throws {
         try withLogindWorld(config: "lock_on_suspend = no\n", sessions: { ["1:\($0)"] }) { w in
             try w.logind?.send("sleep 1")
             usleep(500_000)
             #expect(w.whenUnlocked == "secret-wu")
+            // Nothing to do before a suspend: no inhibitor delays it.
+            #expect(try w.logind?.inhibitors() == 0)
             // The screen lock itself still counts.
             try w.logind?.send("lock 1")
             #expect(w.eventually { w.whenUnlocked == "gone" })

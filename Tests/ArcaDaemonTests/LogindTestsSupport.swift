@@ -110,6 +110,31 @@ final class FakeLogind {
         return ns
     }
 
+    /// Sends a command that answers a line of its own (`inhibitors`, `wait-release`); returns that line.
+    func answer(_ command: String) throws -> String {
+        try input.write(contentsOf: Data((command + "\n").utf8))
+        guard let reply = output.line() else { throw TestSupportError("fake logind: '\(command)' failed") }
+        return reply
+    }
+
+    /// Inhibitors arcad holds now.
+    func inhibitors() throws -> Int {
+        let reply = try answer("inhibitors")
+        guard reply.hasPrefix("ok "), let n = Int(reply.dropFirst(3)) else {
+            throw TestSupportError("fake logind: inhibitors: \(reply)")
+        }
+        return n
+    }
+
+    /// Waits until arcad holds no inhibitor. Returns what the double saw the
+    /// moment the last one closed: the watched key "live" or "gone" ("unwatched").
+    @discardableResult
+    func waitRelease() throws -> String {
+        let words = try answer("wait-release").split(separator: " ")
+        guard words.count == 3, words[0] == "ok" else { throw TestSupportError("fake logind: wait-release failed") }
+        return String(words[2])
+    }
+
     /// logind leaves the bus.
     func quit() {
         _ = try? send("quit")
@@ -235,6 +260,31 @@ final class LogindArcad {
     }
 }
 
+/// A cgroup named as logind names a session's (`…/session-ID.scope`), so that
+/// `sd_pid_get_session` of a process moved into it answers ID: on the unified
+/// hierarchy, `/sys/fs/cgroup/unified` on a hybrid machine. Root only.
+final class LogindScope {
+    let slice: String
+    let directory: String
+
+    init(sessionID: String) throws {
+        let root = FileManager.default.fileExists(atPath: "/sys/fs/cgroup/unified/cgroup.procs")
+            ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup"
+        guard FileManager.default.fileExists(atPath: root + "/cgroup.procs") else {
+            throw TestSupportError("no cgroup2 hierarchy at \(root): cannot make a logind-like session scope")
+        }
+        slice = root + "/arca-test-\(sessionID).slice"
+        directory = slice + "/session-\(sessionID).scope"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// Removes the cgroups (their processes must have exited).
+    func remove() {
+        for _ in 0..<100 where rmdir(directory) != 0 && errno == EBUSY { usleep(20_000) }
+        rmdir(slice)
+    }
+}
+
 /// One test's world: temporary directory, bus, fake logind, arcad, one enrolled user.
 final class LogindWorld {
     let directory: String
@@ -287,6 +337,14 @@ final class LogindWorld {
     }
 
     var whenUnlocked: String { (try? kernel(wuDescription)) ?? "probe failed" }
+
+    /// The user's open sessions, as arcad counts them.
+    func sessionCount() throws -> UInt32 {
+        guard case .status(let status) = try arcad.send(.status(uid: user.uid)) else {
+            throw TestSupportError("no status")
+        }
+        return status.sessionCount
+    }
     var afterFirstUnlock: String { (try? kernel(afuDescription)) ?? "probe failed" }
 
     /// Waits up to `seconds` for `condition`.

@@ -8,8 +8,11 @@
 //   STEP: auth | open | close | chauthtok | fork (the rest runs in a child;
 //         the parent waits) | newhandle (pam_end, then pam_start again) | loop:N
 //         (repeat the steps after it N times, printing only the elapsed time)
-//         | pause:FILE (wait until FILE exists, so a test can look around
-//         while a session is open)
+//         | ruid:UID (real uid UID, effective uid still root: a setuid `su` run
+//         by that user) | pause:FILE (wait until FILE exists, so a test can look around
+//         while a session is open) | peak (prints "peak <MiB>", the process's
+//         peak resident memory so far: Argon2id's memory shows there, so a test
+//         can tell whether the steps before derived a key)
 //
 // Prints "<step> <pam code>" per step. Test use only.
 //
@@ -107,15 +110,36 @@ func run(_ step: String, _ handle: inout OpaquePointer, quiet: Bool = false) {
         print("paused")
         fflush(stdout)
         while access(file, F_OK) != 0 { usleep(20_000) }
+    case let ruid where ruid.hasPrefix("ruid:"):
+        // Real uid UID, effective and saved uid kept (root): a setuid PAM
+        // application such as `su` run by that user, who may signal it.
+        rc = setreuid(UInt32(ruid.dropFirst(5)) ?? 0, UInt32.max)
     case "newhandle":
         _ = pam_end(handle, PAM_SUCCESS)
         handle = start()
+    case "peak":
+        print("peak \(peakResidentKiB() / 1024)")
+        fflush(stdout)
+        return
     default:
         fputs("unknown step \(step)\n", stderr)
         exit(2)
     }
     if !quiet { print("\(step) \(rc)") }
     fflush(stdout)
+}
+
+/// VmHWM of /proc/self/status, in KiB (0 if unreadable).
+func peakResidentKiB() -> Int {
+    guard let file = fopen("/proc/self/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(cString: line)
+        guard text.hasPrefix("VmHWM:") else { continue }
+        return Int(text.dropFirst(6).filter(\.isNumber)) ?? 0
+    }
+    return 0
 }
 
 func monotonicNanoseconds() -> UInt64 {

@@ -91,6 +91,8 @@ final class Recorder {
     var vault: Vault?
     var pendingReset: Vault?
     var sessions: Set<String> = []
+    /// Fingerprints of the candidate tokens handed out and not yet confirmed.
+    var candidates: Set<String> = []
     let recordFD: Int32
 
     init(config: Config) {
@@ -146,6 +148,27 @@ final class Recorder {
             } else {
                 action = refuse(.itemNotFound, "no vault")
             }
+        case .loginUnlock(let uid, let key):
+            let print = fingerprint(key)
+            fields += ["uid=\(uid)", "key=\(print)"]
+            if let vault {
+                if vault.keyPrint == print {
+                    action = .reply(.ok, "ok")
+                } else {
+                    let token = SecureRandom.bytes(count: ProtocolLimits.candidateTokenLength)
+                    candidates.insert(fingerprint(token))
+                    action = .reply(.candidate(token: token), "candidate \(fingerprint(token))")
+                }
+            } else {
+                action = refuse(.itemNotFound, "no vault")
+            }
+        case .confirmCandidate(let uid, let candidate, let session):
+            let print = fingerprint(candidate)
+            let sessionPrint = fingerprint(session)
+            fields += ["uid=\(uid)", "candidate=\(print)", "session=\(sessionPrint)"]
+            action =
+                sessions.contains(sessionPrint) && candidates.remove(print) != nil
+                ? .reply(.ok, "ok") : refuse(.itemNotFound, "no such candidate")
         case .enroll(let uid, let key, let p):
             let print = fingerprint(key)
             fields += ["uid=\(uid)", "key=\(print)", "ops=\(p.opsLimit)", "mem=\(p.memoryLimit)"]

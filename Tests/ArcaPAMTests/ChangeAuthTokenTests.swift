@@ -34,7 +34,7 @@ import Testing
         context.secrets = [.authToken: "new"]
         _ = module(context, arcad).run(.authenticate, flags: 0)
         #expect(module(context, arcad).run(.openSession, flags: 0) == success)
-        #expect(arcad.requests[3] == .unlock(uid: 1000, key: newKey))
+        #expect(arcad.requests[3] == .loginUnlock(uid: 1000, key: newKey))
     }
 
     @Test func noOldTokenIsAReset() throws {

@@ -38,6 +38,10 @@ final class FakeArcad: ArcadTransport {
     var vault: (parameters: KeyDerivationParameters, key: [UInt8])?
     var failures: [MessageKind: ClientError] = [:]
     var refusals: [MessageKind: ArcaStatus] = [:]
+    /// What a failed login unlock returns as the candidate token.
+    let candidateToken = [UInt8](repeating: 0xC7, count: 32)
+    /// How often the module calibrated Argon2id (through ``module(_:_:_:)``).
+    var calibrations = 0
 
     func send(_ request: Request) throws(ClientError) -> Reply {
         requests.append(request)
@@ -46,6 +50,7 @@ final class FakeArcad: ArcadTransport {
         switch request {
         case .kdfParameters: return .kdfParameters(vault?.parameters)
         case .unlock(_, let key): return vault?.key == key ? .ok : .error(status: .authFailed, message: "wrong key")
+        case .loginUnlock(_, let key): return vault?.key == key ? .ok : .candidate(token: candidateToken)
         case .enroll(_, let key, let parameters):
             vault = (parameters, key)
             return .recoveryKey(Array("RECOVERY".utf8))
@@ -53,7 +58,7 @@ final class FakeArcad: ArcadTransport {
             guard vault?.key == old else { return .error(status: .authFailed, message: "wrong old key") }
             vault = (parameters, new)
             return .ok
-        case .openSession, .closeSession, .passwordReset: return .ok
+        case .openSession, .closeSession, .passwordReset, .confirmCandidate: return .ok
         default: return .error(status: .param, message: "unsupported")
         }
     }
@@ -77,7 +82,11 @@ func key(_ password: String, _ p: KeyDerivationParameters) throws -> [UInt8] {
 
 func module(_ context: FakeContext, _ arcad: FakeArcad, _ arguments: [String] = []) -> PAMModule {
     PAMModule(
-        context: context, options: ModuleOptions.parse(arguments).options, transport: arcad, calibrate: { cheap })
+        context: context, options: ModuleOptions.parse(arguments).options, transport: arcad,
+        calibrate: {
+            arcad.calibrations += 1
+            return cheap
+        })
 }
 
 let ignore = Int32(PAM_IGNORE)

@@ -12,9 +12,11 @@ import Testing
         let arcad = FakeArcad()
         #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
         #expect(arcad.kinds == ["kdfParameters"])
+        #expect(arcad.calibrations == 0, "auth never calibrates: most auths of a user without a vault are sudo")
         #expect(context.data[AuthStash.name] != nil)
         #expect(module(context, arcad).run(.openSession, flags: 0) == success)
         #expect(arcad.kinds == ["kdfParameters", "enroll", "openSession"])
+        #expect(arcad.calibrations == 1)
         guard case .enroll(let uid, let enrolledKey, let parameters) = arcad.requests[1] else {
             Issue.record("not an enroll: \(arcad.requests[1])")
             return
@@ -39,8 +41,8 @@ import Testing
         arcad.vault = (cheapWire, try key("pw", cheapWire))
         #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
         #expect(module(context, arcad).run(.openSession, flags: 0) == success)
-        #expect(arcad.kinds == ["kdfParameters", "unlock", "openSession"])
-        #expect(arcad.requests[1] == .unlock(uid: 1000, key: try key("pw", cheapWire)))
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"])
+        #expect(arcad.requests[1] == .loginUnlock(uid: 1000, key: try key("pw", cheapWire)))
         guard case .openSession(let opening) = arcad.requests[2] else { return }
         #expect(opening.tty == "tty3")
         #expect(context.logs == ["info unlocked the vault of alice"])
@@ -101,29 +103,73 @@ import Testing
         #expect(context.logs.isEmpty)
     }
 
-    @Test func wrongPasswordStillOpensTheSession() throws {
+    @Test func wrongPasswordStillOpensTheSessionAndPresentsItsCandidate() throws {
         let context = FakeContext()
         context.secrets[.authToken] = "wrong"
         let arcad = FakeArcad()
         arcad.vault = (cheapWire, try key("pw", cheapWire))
         #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
         #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
-        #expect(arcad.kinds == ["kdfParameters", "unlock", "openSession"])
-        #expect(context.logs == ["error arcad refused unlock (-25293): wrong key"])
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession", "confirmCandidate"])
+        guard case .openSession(let opening) = arcad.requests[2] else { return }
+        #expect(arcad.requests[3]
+                == .confirmCandidate(uid: 1000, candidate: arcad.candidateToken, session: opening.token))
+        #expect(context.data[CandidateStash.name] == nil, "one use")
+        #expect(context.logs == ["error arcad refused loginUnlock (-25293): wrong password or key"])
         #expect(module(context, arcad).run(.closeSession, flags: 0) == success)
     }
 
-    @Test func aStashOfAnotherUserIsNotUsed() throws {
+    @Test func aCandidateFromAuthIsPresentedOnlyByTheSameHandle() throws {
+        let failed = FakeContext()
+        failed.secrets[.authToken] = "attacker-pw"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        #expect(module(failed, arcad, ["unlock_in_auth"]).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock"])
+        #expect(failed.data[AuthStash.name] == nil)
+        let kept = try #require(failed.data[CandidateStash.name].flatMap(CandidateStash.parse))
+        #expect(kept.uid == 1000 && kept.token.withUnsafeBytes { Array($0) } == arcad.candidateToken)
+        // Another transaction of the same user (cron, a second login): nothing to present.
+        let other = FakeContext()
+        #expect(module(other, arcad, ["unlock_in_auth"]).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"])
+        // The same handle, were its login let in: no second unlock, the candidate presented.
+        #expect(module(failed, arcad, ["unlock_in_auth"]).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession", "openSession", "confirmCandidate"])
+        guard case .openSession(let opening) = arcad.requests[3] else { return }
+        #expect(arcad.requests[4]
+                == .confirmCandidate(uid: 1000, candidate: arcad.candidateToken, session: opening.token))
+    }
+
+    @Test func enrollmentUsesThePasswordAuthKeptAndDropsIt() throws {
         let context = FakeContext()
         context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        // libpam clears PAM_AUTHTOK when pam_authenticate returns.
+        context.secrets[.authToken] = nil
+        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["kdfParameters", "enroll", "openSession"])
+        guard case .enroll(_, let enrolledKey, let parameters) = arcad.requests[1] else { return }
+        #expect(enrolledKey == (try key("pw", parameters)))
+        #expect(context.data[AuthStash.name] == nil, "the password is dropped once used")
+    }
+
+    /// Neither the key (right password) nor the candidate (wrong password, unlock_in_auth)
+    /// that auth left for alice is used when the session turns out to be bob's.
+    @Test(arguments: [("pw", [] as [String], ["kdfParameters", "openSession"]),
+                      ("wrong", ["unlock_in_auth"], ["kdfParameters", "loginUnlock", "openSession"])])
+    func aStashOfAnotherUserIsNotUsed(password: String, arguments: [String], kinds: [String]) throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = password
         context.users["bob"] = 1001
         let arcad = FakeArcad()
         arcad.vault = (cheapWire, try key("pw", cheapWire))
-        _ = module(context, arcad).run(.authenticate, flags: 0)
+        _ = module(context, arcad, arguments).run(.authenticate, flags: 0)
         context.items[.user] = "bob"
-        #expect(module(context, arcad).run(.openSession, flags: 0) == success)
-        #expect(arcad.kinds == ["kdfParameters", "openSession"])
-        guard case .openSession(let opening) = arcad.requests[1] else { return }
+        #expect(module(context, arcad, arguments).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == kinds)
+        guard case .openSession(let opening) = arcad.requests.last else { return }
         #expect(opening.uid == 1001)
     }
 

@@ -109,6 +109,10 @@ enum Fixtures {
         .deleteAttributeItem(uid: 1000, reference: reference),
         .waitEvents(uid: 1000, after: 0, timeoutMilliseconds: 0),
         .waitEvents(uid: .max, after: .max, timeoutMilliseconds: ProtocolLimits.maximumEventWaitMilliseconds),
+        .loginUnlock(uid: 1000, key: key),
+        .confirmCandidate(uid: 1000, candidate: otherKey, session: [9, 9]),
+        .confirmCandidate(
+            uid: .max, candidate: key, session: [UInt8](repeating: 3, count: ProtocolLimits.maximumTokenLength)),
     ]
 
     static let reference = [UInt8](0..<16)
@@ -175,6 +179,7 @@ enum Fixtures {
                     .lockChanged(unlocked: .all), .lockChanged(unlocked: []), .itemAdded(reference: reference),
                     .itemChanged(reference: []), .itemDeleted(reference: reference), .itemsChanged,
                 ])),
+        .candidate(token: key),
     ]
 
     /// Messages at the size limits (kept apart: large, so not used for mutation).

@@ -96,6 +96,36 @@ struct GoldenTests {
         #expect(decodeReply(Bytes.fromHex(Self.grantsHex)) == .success(reply))
     }
 
+    static let confirmCandidateHex = """
+        41524341 0001 0017 00000007 0000002e
+        000003e8
+        00000020 a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5
+        00000002 0909
+        """
+
+    static let candidateHex = """
+        41524341 0001 8008 00000007 00000024
+        00000020 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+        """
+
+    @Test("loginUnlock is unlock's body under its own kind")
+    func loginUnlock() throws {
+        var bytes = Bytes.fromHex(Self.unlockHex)
+        bytes[7] = 0x16
+        #expect(Bytes.hex(try Frame.encode(Request.loginUnlock(uid: 1000, key: Fixtures.key), requestID: 7))
+                == Bytes.hex(bytes))
+    }
+
+    @Test("confirmCandidate and the candidate reply")
+    func candidate() throws {
+        let request = Request.confirmCandidate(uid: 1000, candidate: Fixtures.otherKey, session: [9, 9])
+        #expect(Bytes.hex(try Frame.encode(request, requestID: 7)) == Bytes.hex(Bytes.fromHex(Self.confirmCandidateHex)))
+        #expect(decodeRequest(Bytes.fromHex(Self.confirmCandidateHex)) == .success(request))
+        let reply = Reply.candidate(token: Fixtures.key)
+        #expect(Bytes.hex(try Frame.encode(reply, requestID: 7)) == Bytes.hex(Bytes.fromHex(Self.candidateHex)))
+        #expect(decodeReply(Bytes.fromHex(Self.candidateHex)) == .success(reply))
+    }
+
     @Test("a principal of an unknown kind is rejected")
     func unknownPrincipal() {
         var bytes = Bytes.fromHex(Self.grantHex)

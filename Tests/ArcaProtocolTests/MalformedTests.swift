@@ -25,9 +25,9 @@ struct MalformedTests {
         #expect(Frame.scan([0x00]) == .invalid(.badMagic))
         #expect(Self.request(B.frame(kind: 8, body: [], version: 2)) == .failure(.unsupportedVersion(2)))
         #expect(Self.request(B.frame(kind: 8, body: [], version: 0)) == .failure(.unsupportedVersion(0)))
-        #expect(Self.request(B.frame(kind: 0x0016, body: [])) == .failure(.unknownKind(0x0016)))
+        #expect(Self.request(B.frame(kind: 0x0018, body: [])) == .failure(.unknownKind(0x0018)))
         #expect(Self.request(B.frame(kind: 0x0000, body: [])) == .failure(.unknownKind(0)))
-        #expect(Self.request(B.frame(kind: 0x8008, body: [])) == .failure(.unknownKind(0x8008)))
+        #expect(Self.request(B.frame(kind: 0x8009, body: [])) == .failure(.unknownKind(0x8009)))
         let limit = ProtocolLimits.maximumBodyLength
         let huge = Frame.magic + B.be16(1) + B.be16(8) + B.be32(1) + B.be32(UInt32(limit + 1))
         #expect(Frame.scan(huge) == .invalid(.frameTooLarge(length: limit + 1, limit: limit)))
@@ -191,6 +191,18 @@ struct MalformedTests {
             return nil
         }
         #expect(encode(.unlock(uid: 1, key: [1, 2])) == .wrongLength(field: "key", length: 2, expected: 32))
+        #expect(
+            encode(.confirmCandidate(uid: 1, candidate: [1], session: []))
+                == .wrongLength(field: "candidate", length: 1, expected: 32))
+        #expect(
+            encode(.confirmCandidate(uid: 1, candidate: Fixtures.key, session: [UInt8](repeating: 0, count: 257)))
+                == .fieldTooLong(field: "session", length: 257, limit: 256))
+        do {
+            _ = try Frame.encode(Reply.candidate(token: [UInt8](repeating: 1, count: 33)), requestID: 1)
+            Issue.record("a 33-byte candidate token encoded")
+        } catch {
+            #expect(error == .wrongLength(field: "candidate", length: 33, expected: 32))
+        }
         let badSalt = KeyDerivationParameters(opsLimit: 1, memoryLimit: 1, salt: [])
         #expect(
             encode(.enroll(uid: 1, key: Fixtures.key, parameters: badSalt))

@@ -66,9 +66,9 @@ struct WipeTests {
         #expect(wiped.kind == request.kind)
         switch wiped {
         case .unlock(_, let key), .enroll(_, let key, _), .rotateRecoveryKey(_, let key), .passwordReset(_, let key, _),
-            .closeSession(_, let key), .unlockWithPassword(_, let key):
+            .closeSession(_, let key), .unlockWithPassword(_, let key), .loginUnlock(_, let key):
             #expect(key.allSatisfy { $0 == 0 })
-        case .changePassword(_, let a, let b, _), .recover(_, let a, let b, _):
+        case .changePassword(_, let a, let b, _), .recover(_, let a, let b, _), .confirmCandidate(_, let a, let b):
             #expect((a + b).allSatisfy { $0 == 0 })
         case .openSession(let s): #expect(s.token.allSatisfy { $0 == 0 })
         case .add(let add): #expect(add.secret.allSatisfy { $0 == 0 })
@@ -97,5 +97,8 @@ struct WipeTests {
         var wiped = item
         wiped.secret = [0, 0]
         #expect(list == .attributeItems(AttributeItemList(items: [wiped], locked: [[2]])))
+        var candidate = Reply.candidate(token: Fixtures.key)
+        candidate.wipeSecrets()
+        #expect(candidate == .candidate(token: [UInt8](repeating: 0, count: 32)))
     }
 }

@@ -60,6 +60,19 @@ if command == "credential" {  // credential UNIT ID: systemd's LoadCredential= c
     exit(0)
 }
 
+if command == "open-session" {  // open-session UID: opens a PAM-like session (root), then waits for EOF on stdin
+    let opening = SessionOpening(uid: uid(0), token: (0..<16).map { _ in UInt8.random(in: 0...255) }, service: "probe")
+    do {
+        let reply = try ArcadClient(path: socket, timeoutMilliseconds: 5000).send(.openSession(opening))
+        print(reply == .ok ? "ok" : "error \(reply)")
+    } catch {
+        print("error \(error.status.rawValue) \(error)")
+    }
+    fflush(stdout)
+    while readLine() != nil {}
+    exit(0)
+}
+
 let request: Request
 switch command {
 case "status": request = .status(uid: rest.isEmpty ? nil : uid(0))
@@ -111,6 +124,7 @@ do {
     case .grants(let list): print("ok \(list.count)")
     case .attributeItems(let list): print("ok \(list.items.count) locked=\(list.locked.count)")
     case .events(let batch): print("ok \(batch.events.count)")
+    case .candidate: print("ok candidate")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")

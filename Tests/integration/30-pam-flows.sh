@@ -33,7 +33,7 @@ ops=$(field "$(grep ^enroll <<<"$r")" ops)
 expect "close presents the token of open" "$(field "$(grep ^closeSession <<<"$r")" token)" \
     "$(field "$(grep ^openSession <<<"$r")" token)"
 expect_lines "first login: syslog (debug) says what happened, nothing secret" "$(syslog)" \
-    "7 derived the key of $u; kept for open_session" \
+    "7 $u has no vault yet; open_session enrolls" \
     "6 enrolled $u: created a vault unlocked by the login password" \
     "7 opened a session for $u" \
     "7 closed a session of $u"
@@ -44,7 +44,7 @@ rc=0; PAM_AUTHTOK=first-pass wrapped pamtester login $u authenticate open_sessio
 expect "next login: auth PAM_IGNORE, open and close PAM_SUCCESS" "$rc" 0
 expect_lines "next login: kdfParameters, unlock with the enrolled key, openSession, closeSession" "$(requests)" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$key1 peer=0 -> ok" \
+    "loginUnlock uid=$uid key=$key1 peer=0 -> ok" \
     "openSession uid=$uid token=$H service=login tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
 
@@ -67,10 +67,12 @@ rc_without=0; out_without=$(echo wrong-pass | PAM_AUTHTOK=wrong-pass wrapped pam
 expect "wrong password: same exit code with and without pam_arca ($rc_with)" "$rc_with" "$rc_without"
 expect "wrong password: same pamtester message with and without pam_arca" "$out_with" "$out_without"
 [ "$rc_with" -ne 0 ] && ok "wrong password: the login still fails" || bad "wrong password logged in"
-expect_lines "wrong password: arcad refuses the unlock; vault stays locked" "$(requests)" \
+expect_lines "wrong password: arcad refuses the unlock, with a candidate nobody confirms; vault stays locked" \
+    "$(requests)" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$H peer=0 -> error -25293"
-expect_lines "wrong password: one syslog line" "$log_with" "3 arcad refused unlock \(-25293\): wrong key"
+    "loginUnlock uid=$uid key=$H peer=0 -> candidate $H"
+expect_lines "wrong password: one syslog line" "$log_with" \
+    "3 arcad refused loginUnlock \(-25293\): wrong password or key"
 rc=0; echo first-pass | PAM_AUTHTOK=first-pass wrapped pamtester matrix-with $u authenticate >/dev/null || rc=$?
 expect "right password through pam_matrix still logs in" "$rc" 0
 requests >/dev/null
@@ -92,7 +94,7 @@ rc=0; PAM_AUTHTOK=first-pass wrapped pamtester login-unlock-in-auth $u authentic
 expect "unlock_in_auth: PAM_IGNORE, PAM_SUCCESS" "$rc" 0
 expect_lines "unlock_in_auth: unlock during auth, not again in open_session" "$(requests)" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$key1 peer=0 -> ok" \
+    "loginUnlock uid=$uid key=$key1 peer=0 -> ok" \
     "openSession uid=$uid token=$H service=login-unlock-in-auth tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
 
@@ -114,17 +116,23 @@ key2=$(field "$r" new)
 rc=0; PAM_AUTHTOK=second-pass wrapped pamtester login $u authenticate open_session close_session >/dev/null || rc=$?
 expect_lines "after chauthtok the new password unlocks" "$(requests)" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$key2 peer=0 -> ok" \
+    "loginUnlock uid=$uid key=$key2 peer=0 -> ok" \
     "openSession uid=$uid token=$H service=login tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
 stack login-stale ignore ignore
 rc=0; PAM_AUTHTOK=first-pass wrapped pamtester login-stale $u authenticate open_session close_session >/dev/null || rc=$?
 expect "the old password: auth PAM_IGNORE, open PAM_IGNORE (unlock refused), login goes on" "$rc" 0
-expect_lines "the old password is refused but the session is still counted" "$(requests)" \
+r=$(requests)
+expect_lines "the old password is refused, the session still counted, and its candidate presented by it" "$r" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$H peer=0 -> error -25293" \
+    "loginUnlock uid=$uid key=$H peer=0 -> candidate $H" \
     "openSession uid=$uid token=$H service=login-stale tty=- rhost=- ruser=- peer=0 -> ok" \
+    "confirmCandidate uid=$uid candidate=$H session=$H peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
+expect "confirmCandidate presents the token loginUnlock returned" \
+    "$(field "$(grep ^confirmCandidate <<<"$r")" candidate)" "$(grep ^loginUnlock <<<"$r" | sed 's/.* candidate //')"
+expect "confirmCandidate names the session this handle opened" \
+    "$(field "$(grep ^confirmCandidate <<<"$r")" session)" "$(field "$(grep ^openSession <<<"$r")" token)"
 
 echo "-- root reset (no old password)"
 rc=0; PAM_AUTHTOK=third-pass wrapped pamtester login $u chauthtok >/dev/null || rc=$?
@@ -132,6 +140,22 @@ expect "reset: pamtester succeeds" "$rc" 0
 expect_lines "reset: passwordReset with a key of the new password" "$(requests)" \
     "kdfParameters uid=$uid peer=0 -> params" \
     "passwordReset uid=$uid new=$H ops=$ops mem=$mem peer=0 -> ok"
+
+echo "-- auth of a user without a vault derives nothing (sudo, polkit): Argon2id waits for open_session"
+start_recorder
+out=$(PAM_AUTHTOK=first-pass wrapped "$driver" login $u auth peak)
+expect_lines "no vault: auth asks for the parameters only" "$(requests)" "kdfParameters uid=$uid peer=0 -> none"
+peak=$(sed -n 's/^peak //p' <<<"$out")
+[ "${peak:-999}" -lt 48 ] && ok "no vault: auth stays under 48 MiB (peak ${peak} MiB; Argon2id needs at least 64)" ||
+    bad "no vault: auth peaked at ${peak} MiB: it calibrated or derived"
+out=$(PAM_AUTHTOK=first-pass wrapped "$driver" login $u auth open peak)
+peak=$(sed -n 's/^peak //p' <<<"$out")
+[ "${peak:-0}" -ge 64 ] && ok "the same transaction's open_session calibrates and enrolls (peak ${peak} MiB)" ||
+    bad "open_session peaked at ${peak} MiB: no enrollment?"
+expect_lines "open_session enrolled" "$(requests)" \
+    "kdfParameters uid=$uid peer=0 -> none" \
+    "enroll uid=$uid key=$H ops=$N mem=$N peer=0 -> ok" \
+    "openSession uid=$uid token=$H service=login tty=- rhost=- ruser=- peer=0 -> ok"
 
 echo "-- no_auto_enroll, only_if"
 u2=arca-pam-t2

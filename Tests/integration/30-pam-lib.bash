@@ -146,3 +146,11 @@ account   required           pam_permit.so
 session   required           $module socket=$sock $*
 EOS
 }
+
+# ring_keys UID GID RING: how many keys the user's ring RING (arca:wu, arca:afu)
+# holds, as the user sees it through keyctl; 0 when the ring is not linked into @u.
+ring_keys() {
+    local id who=(setpriv --reuid="$1" --regid="$2" --clear-groups)
+    id=$("${who[@]}" keyctl search @u keyring "$3" 2>/dev/null) || { echo 0; return; }
+    "${who[@]}" keyctl rlist "$id" 2>/dev/null | wc -w
+}

@@ -43,7 +43,7 @@ expect "arcad stuck at openSession: PAM_IGNORE" "$rc" 0
 [ "$t" -lt 1500 ] && ok "arcad stuck at openSession: bounded (${t} ms)" || bad "took $t ms"
 expect_lines "arcad stuck at openSession: unlock went through, nothing to close" "$(requests)" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$H peer=0 -> ok" \
+    "loginUnlock uid=$uid key=$H peer=0 -> ok" \
     "openSession uid=$uid token=$H service=ignore-all tty=- rhost=- ruser=- peer=0 -> hang"
 
 echo "-- arcad closes the connection"
@@ -61,7 +61,7 @@ solo solo timeout=500
 # 6 is PAM_IGNORE from the only module (see solo in 30-pam-lib.bash), 0 PAM_SUCCESS.
 # libpam freezes the session chain at open: close_session is judged by the
 # open code too, so after an open that ignored, close shows 6 as well.
-for spec in "kdfParameters=-25291 6 0 0" "unlock=-25308 6 6 6" "openSession=-50 6 6 6" "closeSession=-25300 6 0 6"; do
+for spec in "kdfParameters=-25291 6 0 0" "loginUnlock=-25308 6 6 6" "openSession=-50 6 6 6" "closeSession=-25300 6 0 6"; do
     read -r kindstatus auth open close <<<"$spec"
     kind=${kindstatus%%=*} status=${kindstatus#*=}
     start_recorder --password pw --fail "$kindstatus"
@@ -70,8 +70,8 @@ for spec in "kdfParameters=-25291 6 0 0" "unlock=-25308 6 6 6" "openSession=-50 
         "auth $auth" "open $open" "close $close" "end"
     expect_lines "error $status to $kind: exactly one syslog line, naming the request and status" \
         "$(syslog | grep -v '^6 ')" "3 arcad refused $kind \\($status\\): scripted failure"
-    if [ "$kind" = unlock ]; then
-        expect_lines "error to unlock: the session is still opened and closed" "$(requests | tail -2)" \
+    if [ "$kind" = loginUnlock ]; then
+        expect_lines "error to loginUnlock: the session is still opened and closed" "$(requests | tail -2)" \
             "openSession uid=$uid token=$H service=solo tty=- rhost=- ruser=- peer=0 -> ok" \
             "closeSession uid=$uid token=$H peer=0 -> ok"
     fi

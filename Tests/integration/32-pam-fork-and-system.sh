@@ -17,7 +17,7 @@ expect_lines "sshd-style: codes" "$out" "auth 6" "open 0" "forked" "close 0" "en
 r=$(requests)
 expect_lines "sshd-style: the child closes the parent's session with its token" "$r" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$H peer=0 -> ok" \
+    "loginUnlock uid=$uid key=$H peer=0 -> ok" \
     "openSession uid=$uid token=$H service=solo tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
 expect "sshd-style: same token" "$(field "$(grep ^closeSession <<<"$r")" token)" \
@@ -29,7 +29,7 @@ expect_lines "fork after auth: the child still has the key" "$out" \
     "auth 6" "forked" "open 0" "close 0" "end" "child exited 0"
 expect_lines "fork after auth: unlock from the child" "$(requests)" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$H peer=0 -> ok" \
+    "loginUnlock uid=$uid key=$H peer=0 -> ok" \
     "openSession uid=$uid token=$H service=solo tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
 
@@ -99,7 +99,7 @@ rc=0; echo unix-pass-1 | pamtester "$svc" $u authenticate open_session close_ses
 r=$(requests)
 expect_lines "real service: the next login unlocks" "$r" \
     "kdfParameters uid=$uid peer=0 -> params" \
-    "unlock uid=$uid key=$H peer=0 -> ok" \
+    "loginUnlock uid=$uid key=$H peer=0 -> ok" \
     "openSession uid=$uid token=$H service=$svc tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
 rc=0; echo wrong-pass | pamtester "$svc" $u authenticate >/dev/null 2>&1 || rc=$?

@@ -81,7 +81,7 @@ stack login-wrong ignore ignore timeout=2000
 rc=0; PAM_AUTHTOK=wrong wrapped pamtester login-wrong $u authenticate open_session close_session >/dev/null || rc=$?
 expect "wrong password: auth and session PAM_IGNORE (login result unchanged)" "$rc" 0
 expect "wrong password: the vault stays locked" "$(keys arca:wu)" 0
-grep -q 'arcad refused unlock (-25293)' "$work/stderr" && ok "wrong password: one syslog line" || bad "$(syslog)"
+grep -q 'arcad refused loginUnlock (-25293)' "$work/stderr" && ok "wrong password: one syslog line" || bad "$(syslog)"
 
 echo "-- no authtok"
 out=$(wrapped "$driver" solo $u auth)

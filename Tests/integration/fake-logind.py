@@ -5,7 +5,10 @@ Owns org.freedesktop.login1 on the bus in DBUS_SYSTEM_BUS_ADDRESS and exposes
 the Manager (ListSessions, SessionNew, SessionRemoved, PrepareForSleep) and one
 object per session (/org/freedesktop/login1/session/_<id>) with the
 org.freedesktop.login1.Session properties Id, User, LockedHint, emitting
-PropertiesChanged on the concrete path as logind does.
+PropertiesChanged on the concrete path as logind does. Inhibit returns the
+write end of a pipe, as logind returns an inhibitor fd; the double watches the
+read end and notes when every copy of the write end is closed (the inhibitor
+released).
 
 Driven through stdin, one command a line; each answers one line on stdout,
 "ok <CLOCK_MONOTONIC ns after the signal was sent>":
@@ -14,8 +17,14 @@ Driven through stdin, one command a line; each answers one line on stdout,
   invalidate ID         PropertiesChanged naming LockedHint as invalidated only
   remove ID             SessionRemoved
   sleep 1|0             PrepareForSleep(true|false)
+  inhibitors            "ok N": inhibitors taken and not yet released
+  watch-key SERIAL      "ok": at each release, note whether kernel key SERIAL
+                        (decimal) is still live, from /proc/keys, at once
+  wait-release          waits until no inhibitor is held, then "ok <ns when
+                        the last one was released> <live|gone|unwatched>"
   quit                  exit (logind "disappears")
 """
+import os
 import sys
 import time
 
@@ -65,6 +74,43 @@ class Manager(dbus.service.Object):
         super().__init__(bus, "/org/freedesktop/login1")
         self.bus = bus
         self.sessions = {}
+        self.inhibitors = 0
+        self.released_ns = 0
+        self.waiting_release = False
+        self.watched_key = None
+        self.key_at_release = "unwatched"
+
+    def key_state(self):
+        """live or gone: the watched key in /proc/keys (root sees arcad's root-owned keys)."""
+        wanted = "%08x" % self.watched_key
+        with open("/proc/keys") as keys:
+            for line in keys:
+                fields = line.split()
+                if fields and fields[0] == wanted:
+                    flags = fields[1]
+                    return "gone" if any(f in flags for f in "iRD") else "live"
+        return "gone"
+
+    @dbus.service.method(MANAGER, in_signature="ssss", out_signature="h")
+    def Inhibit(self, what, who, why, mode):
+        read_end, write_end = os.pipe()
+        fd = dbus.types.UnixFd(write_end)  # holds its own copy
+        os.close(write_end)
+        self.inhibitors += 1
+        GLib.io_add_watch(read_end, GLib.IO_HUP | GLib.IO_ERR, self.on_release)
+        return fd
+
+    def on_release(self, source, condition):
+        self.released_ns = time.monotonic_ns()
+        # Looked at first thing: logind would let the machine sleep now.
+        if self.watched_key is not None:
+            self.key_at_release = self.key_state()
+        os.close(source)
+        self.inhibitors -= 1
+        if self.waiting_release and self.inhibitors == 0:
+            self.waiting_release = False
+            print("ok %d %s" % (self.released_ns, self.key_at_release), flush=True)
+        return False
 
     @dbus.service.method(MANAGER, out_signature="a(susso)")
     def ListSessions(self):
@@ -104,6 +150,16 @@ class Manager(dbus.service.Object):
             self.SessionRemoved(s.sid, dbus.ObjectPath(s.path))
         elif verb == "sleep":
             self.PrepareForSleep(words[1] == "1")
+        elif verb == "inhibitors":
+            return "ok %d" % self.inhibitors
+        elif verb == "watch-key":
+            self.watched_key = int(words[1])
+            return "ok %s" % self.key_state()
+        elif verb == "wait-release":
+            if self.inhibitors == 0:
+                return "ok %d %s" % (self.released_ns, self.key_at_release)
+            self.waiting_release = True
+            return None
         elif verb == "quit":
             return False
         else:
@@ -133,6 +189,10 @@ def main():
         try:
             going = manager.command(words)
             bus.flush()
+            if isinstance(going, str) or going is None:  # an answer of its own, or one to come
+                if going is not None:
+                    print(going, flush=True)
+                return True
             print("ok %d" % time.monotonic_ns(), flush=True)
         except Exception as error:  # report, keep serving
             print("error %s" % error, flush=True)

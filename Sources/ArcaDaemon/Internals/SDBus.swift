@@ -156,6 +156,18 @@ final class SDBusMessage {
         return String(cString: value)
     }
 
+    /// Reads an `h` (a Unix file descriptor) and returns a duplicate the caller
+    /// owns (close-on-exec); the message's own copy closes with the message. The
+    /// corresponding C functions are `sd_bus_message_read_basic` and `fcntl(F_DUPFD_CLOEXEC)`.
+    func readFileDescriptor() throws(SDBusError) -> Int32 {
+        var value: Int32 = -1
+        let r = sd_bus_message_read_basic(message, Self.code("h"), &value)
+        guard r > 0 else { throw SDBusError(call: "read h", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        let owned = fcntl(value, F_DUPFD_CLOEXEC, 3)
+        guard owned >= 0 else { throw SDBusError(call: "dup h", errno: errno, name: nil) }
+        return owned
+    }
+
     /// Reads a `u`.
     func readUInt32() throws(SDBusError) -> UInt32 {
         var value: UInt32 = 0

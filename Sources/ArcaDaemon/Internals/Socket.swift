@@ -17,10 +17,15 @@ public struct PeerCredentials: Equatable, Sendable {
     public let pid: Int32
     public let uid: UInt32
     public let gid: UInt32
-    public init(pid: Int32, uid: UInt32, gid: UInt32) {
+    /// The peer's start time (`/proc/<pid>/stat`) read at accept, so that a
+    /// session binds to the process that connected even if its pid is reused
+    /// later; nil when not read.
+    public var startTime: UInt64?
+    public init(pid: Int32, uid: UInt32, gid: UInt32, startTime: UInt64? = nil) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
+        self.startTime = startTime
     }
     /// Root may act for any user.
     public var isRoot: Bool { uid == 0 }

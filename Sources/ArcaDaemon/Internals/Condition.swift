@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A mutex with a condition variable, for threads that wait their turn (the
+/// derivation queue). Synchronization's `Mutex` has no condition to wait on.
+final class Condition: @unchecked Sendable {
+    // Heap-allocated: a pthread mutex or condition must never move.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `body` holding the mutex. The corresponding C functions are
+    /// `pthread_mutex_lock` and `pthread_mutex_unlock`.
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// Inside `withLock`: releases the mutex until `broadcast`, then takes it
+    /// again. Callers re-check their predicate (wake-ups may be spurious). The
+    /// corresponding C function is `pthread_cond_wait`.
+    func wait() {
+        pthread_cond_wait(condition, mutex)
+    }
+
+    /// Wakes every waiter. The corresponding C function is `pthread_cond_broadcast`.
+    func broadcast() {
+        pthread_cond_broadcast(condition)
+    }
+}

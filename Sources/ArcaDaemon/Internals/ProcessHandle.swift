@@ -1,0 +1,92 @@
+import CSystemd
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A handle on one process that stays true to it when its pid is reused: a
+/// pidfd where the kernel has `pidfd_open` (Linux 5.3), else the pid and its
+/// start time from `/proc/<pid>/stat`. Used to end a PAM session whose opener died
+/// without closing it (SIGKILL, a crash).
+final class ProcessHandle: @unchecked Sendable {
+    /// The process id, for logs.
+    let pid: Int32
+    /// The pidfd, or -1 on a kernel without `pidfd_open`.
+    private let pidfd: Int32
+    /// The start time (clock ticks after boot) the process had when it was seen first.
+    private let startTime: UInt64?
+    /// The process was gone already when the handle was made.
+    private let goneAtOpen: Bool
+
+    private init(pid: Int32, pidfd: Int32, startTime: UInt64?, goneAtOpen: Bool = false) {
+        self.pid = pid
+        self.pidfd = pidfd
+        self.startTime = startTime
+        self.goneAtOpen = goneAtOpen
+    }
+
+    deinit { if pidfd >= 0 { close(pidfd) } }
+
+    /// A handle on process `pid`, which had `startTime` when it connected (nil:
+    /// unknown, trust the pid). When that process is gone already, the handle
+    /// says so at once. The corresponding C function is `pidfd_open` (its
+    /// descriptors are close-on-exec).
+    static func open(pid: Int32, startTime: UInt64?) -> ProcessHandle {
+        let gone = ProcessHandle(pid: pid, pidfd: -1, startTime: nil, goneAtOpen: true)
+        guard pid > 0 else { return gone }
+        let fd = pidfd_open(pid, 0)
+        let unsupported = fd < 0 && errno == ENOSYS
+        guard fd >= 0 || unsupported else { return gone }
+        // The pid may have been reused between the connection and now: the start
+        // time read after pidfd_open names the process the pidfd holds.
+        let now = Self.startTime(of: pid)
+        if let startTime, now != startTime {
+            if fd >= 0 { close(fd) }
+            return gone
+        }
+        if fd < 0 && now == nil { return gone }
+        return ProcessHandle(pid: pid, pidfd: fd, startTime: now ?? startTime)
+    }
+
+    /// Whether the process has exited (a zombie counts as exited). The
+    /// corresponding C function is `poll` on the pidfd.
+    var hasExited: Bool {
+        if goneAtOpen { return true }
+        if pidfd >= 0 {
+            var entry = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+            let n = poll(&entry, 1, 0)
+            return n > 0
+        }
+        guard let now = Self.startTime(of: pid, ignoringZombies: true) else { return true }
+        return startTime.map { $0 != now } ?? false
+    }
+
+    /// The logind session `pid` belongs to (from its cgroup, `session-ID.scope`);
+    /// nil outside any session or without systemd. The corresponding C function
+    /// is `sd_pid_get_session`.
+    static func logindSession(of pid: Int32) -> String? {
+        var session: UnsafeMutablePointer<CChar>?
+        guard pid > 0, sd_pid_get_session(pid, &session) >= 0, let session else { return nil }
+        defer { free(session) }
+        return String(cString: session)
+    }
+
+    /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks after boot);
+    /// nil when the process does not exist (or, with `ignoringZombies`, is a zombie).
+    static func startTime(of pid: Int32, ignoringZombies: Bool = false) -> UInt64? {
+        let fd = Glibc.open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return nil }
+        // "pid (comm) S ppid …": comm may hold spaces and parentheses; fields
+        // are counted after its last ')'.
+        guard let close = buffer[..<n].lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let fields = buffer[(close + 1)..<n].split(separator: UInt8(ascii: " "))
+        guard fields.count > 19 else { return nil }
+        if ignoringZombies, fields[0].first == UInt8(ascii: "Z") || fields[0].first == UInt8(ascii: "X") { return nil }
+        // fields[0] is field 3 (state): field 22 is fields[19].
+        return UInt64(String(decoding: fields[19], as: UTF8.self))
+    }
+}

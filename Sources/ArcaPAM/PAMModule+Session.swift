@@ -1,0 +1,121 @@
+import ArcaCrypto
+import ArcaProtocol
+import CPAM
+
+/// open_session and close_session: the unlock or enrollment auth prepared, the
+/// session arcad counts, and the candidate key this handle's failed unlock left.
+extension PAMModule {
+    func openSession() throws(ModuleError) -> Int32 {
+        let (user, uid) = try currentUser()
+        // Idempotent per handle: a second open must not orphan the first token.
+        if let open = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), open.uid == uid {
+            debug("a session of \(user) is already open in this handle")
+            return Int32(PAM_SUCCESS)
+        }
+        var firstFailure: ModuleError?
+        let stash = context.stashed(name: AuthStash.name).flatMap(AuthStash.parse)
+        context.removeStash(name: AuthStash.name)
+        if let stash, stash.uid == uid {
+            do throws(ModuleError) {
+                switch stash.plan {
+                case .unlockedInAuth:
+                    break
+                case .unlock(let key):
+                    try unlock(uid: uid, key: key)
+                    info("unlocked the vault of \(user)")
+                case .enroll(let password):
+                    try enroll(user: user, uid: uid, password: password)
+                }
+            } catch .arcadUnavailable(let error) {
+                throw .arcadUnavailable(error)
+            } catch {
+                // A wrong key (password out of sync) still opens the session,
+                // so that arcad counts it; the failure is logged here.
+                let outcome = error.outcome
+                context.log(outcome.priority, outcome.message)
+                firstFailure = error
+            }
+        } else if stash == nil {
+            debug("no key from auth for \(user) (no password, or auth ran in another process)")
+        }
+        // Left by this handle's own failed unlock, in auth or just above; one use.
+        let candidate = context.stashed(name: CandidateStash.name).flatMap(CandidateStash.parse)
+        context.removeStash(name: CandidateStash.name)
+        let token: SecretBytes
+        do {
+            token = try SecretBytes.random(count: SessionStash.tokenLength)
+        } catch {
+            throw .crypto("\(error)")
+        }
+        try expectOK(
+            .openSession(
+                SessionOpening(
+                    uid: uid, token: token.requestBytes(), service: context.item(.service) ?? "",
+                    tty: context.item(.tty), remoteHost: context.item(.remoteHost),
+                    remoteUser: context.item(.remoteUser))))
+        guard let serialized = try? SessionStash(uid: uid, token: token).serialized(),
+            context.stash(serialized, name: SessionStash.name)
+        else { throw .stashFailed }
+        debug("opened a session for \(user)")
+        if let candidate, candidate.uid == uid {
+            confirm(candidate, session: token, user: user)
+        }
+        return firstFailure.map { $0.outcome.code } ?? Int32(PAM_SUCCESS)
+    }
+
+    /// The stack let in the password that did not open the vault, and this is its
+    /// own session: tell arcad, with the candidate's token and the session's.
+    /// A failure is logged and changes nothing else.
+    private func confirm(_ candidate: CandidateStash, session: SecretBytes, user: String) {
+        do throws(ModuleError) {
+            try expectOK(
+                .confirmCandidate(
+                    uid: candidate.uid, candidate: candidate.token.requestBytes(), session: session.requestBytes()))
+            debug("told arcad that a session of \(user) opened with a password the vault does not know")
+        } catch {
+            let outcome = error.outcome
+            context.log(outcome.priority, outcome.message)
+        }
+    }
+
+    /// Creates the vault at the first login, from the password auth kept:
+    /// calibrated here, not in auth (see `AuthStash.Plan.enroll`).
+    private func enroll(user: String, uid: UInt32, password: SecretBytes) throws(ModuleError) {
+        guard options.autoEnroll else { return }
+        let parameters: KDFParameters
+        do {
+            parameters = try calibrate()
+        } catch {
+            throw .crypto("\(error)")
+        }
+        let key = try derive(password, parameters)
+        let wire = KeyDerivationParameters(
+            opsLimit: parameters.opsLimit, memoryLimit: UInt64(parameters.memoryLimit), salt: parameters.salt)
+        var request = Request.enroll(uid: uid, key: key.requestBytes(), parameters: wire)
+        var reply = try send(&request)
+        defer { reply.wipeSecrets() }
+        switch reply {
+        case .ok, .recoveryKey:
+            // The recovery key is never shown through PAM: a display manager
+            // would lose it and a terminal would keep it in its scrollback.
+            info("enrolled \(user): created a vault unlocked by the login password")
+        case .error(let status, let message):
+            throw .arcadRefused(request: .enroll, status: status, message: message)
+        case let other:
+            throw unexpected(other, to: .enroll)
+        }
+    }
+
+    func closeSession() throws(ModuleError) -> Int32 {
+        let (user, uid) = try currentUser()
+        guard let stash = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), stash.uid == uid
+        else {
+            debug("no session of \(user) opened by this handle; nothing to close")
+            return Int32(PAM_IGNORE)
+        }
+        try expectOK(.closeSession(uid: uid, token: stash.token.requestBytes()))
+        context.removeStash(name: SessionStash.name)
+        debug("closed a session of \(user)")
+        return Int32(PAM_SUCCESS)
+    }
+}
