@@ -12,7 +12,9 @@ UNITDIR     ?= $(DESTDIR)/etc/systemd/system
 # arca-secretd: a systemd user unit and the session bus's activation file.
 USERUNITDIR ?= $(DESTDIR)$(PREFIX)/lib/systemd/user
 DBUSSVCDIR  ?= $(DESTDIR)$(PREFIX)/share/dbus-1/services
-DBUSSVCFILE := org.freedesktop.secrets.service
+# Not org.freedesktop.secrets.service: gnome-keyring's package owns that path in the same
+# directory (/usr/share/dbus-1/services), and dpkg refuses two packages with one file.
+DBUSSVCFILE := org.freedesktop.secrets.arca.service
 PAMCONFDIR  ?= $(DESTDIR)/usr/share/pam-configs
 BUILD       := .build/$(CONFIG)
 
@@ -83,6 +85,7 @@ install-files:
 	    >$(USERUNITDIR)/arca-secretd.service
 	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/org.freedesktop.secrets.service \
 	    >$(DBUSSVCDIR)/$(DBUSSVCFILE)
+	chmod 0644 $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
 	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
 	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
