@@ -390,9 +390,12 @@ func reap(_ process: Process) {
     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
 }
 
-/// Lines of /proc/keys (the keys root can see: arcad's are root-owned).
+/// Lines of /proc/keys (the keys root can see: arcad's are root-owned). Read to the end with
+/// FileHandle: String(contentsOfFile:) stops after the first read (one 4 KiB page of this
+/// seq_file), which misses every key listed after it once the machine holds a few dozen keys.
 func procKeys() -> [String] {
-    ((try? String(contentsOfFile: "/proc/keys", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    let data = (try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/keys")).readToEnd()) ?? Data()
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
 }
 
 /// The serial of the live (not invalidated, revoked or dead) key with exactly this description, from /proc/keys.
