@@ -14,7 +14,7 @@ final class EventHub: @unchecked Sendable {
     /// Events kept per user; a listener further behind is told `missed`.
     static let capacity = 4096
 
-    private let condition = TimedCondition()
+    private let condition = Condition()
     // Guarded by `condition`.
     private var last: UInt64
     private var buffers: [UInt32: [(number: UInt64, event: VaultEvent)]] = [:]
