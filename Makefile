@@ -9,13 +9,19 @@ MANDIR      := $(DESTDIR)$(PREFIX)/share/man
 # PAM modules go to the multiarch security/ directory that libpam searches.
 PAMDIR      ?= $(DESTDIR)$(shell pkg-config --variable=libdir pam 2>/dev/null || echo /lib/x86_64-linux-gnu)/security
 UNITDIR     ?= $(DESTDIR)/etc/systemd/system
+# arca-secretd: a systemd user unit and the session bus's activation file.
+USERUNITDIR ?= $(DESTDIR)$(PREFIX)/lib/systemd/user
+DBUSSVCDIR  ?= $(DESTDIR)$(PREFIX)/share/dbus-1/services
+# Not org.freedesktop.secrets.service: gnome-keyring's package owns that path in the same
+# directory (/usr/share/dbus-1/services), and dpkg refuses two packages with one file.
+DBUSSVCFILE := org.freedesktop.secrets.arca.service
 PAMCONFDIR  ?= $(DESTDIR)/usr/share/pam-configs
 BUILD       := .build/$(CONFIG)
 
 # Every Debian package the build and the tests need. Keep in sync with README.
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
-        libsystemd-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
-        libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi \
+        libsystemd-dev libgcrypt20-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
+        libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1 \
         debhelper dpkg-dev lintian strace
 
 .PHONY: all deps build products test unit integration fuzz install install-files uninstall deb bench clean
@@ -73,7 +79,13 @@ install-files:
 	install -d -m 0755 $(BINDIR) $(SBINDIR) $(PAMDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8
 	install -m 0755 $(BUILD)/arca $(BINDIR)/arca
 	install -m 0755 $(BUILD)/arcad $(SBINDIR)/arcad
-	if [ -f $(BUILD)/arca-secretd ]; then install -m 0755 $(BUILD)/arca-secretd $(BINDIR)/arca-secretd; fi
+	install -m 0755 $(BUILD)/arca-secretd $(BINDIR)/arca-secretd
+	install -d -m 0755 $(USERUNITDIR) $(DBUSSVCDIR)
+	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/arca-secretd.service \
+	    >$(USERUNITDIR)/arca-secretd.service
+	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/org.freedesktop.secrets.service \
+	    >$(DBUSSVCDIR)/$(DBUSSVCFILE)
+	chmod 0644 $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
 	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
 	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
@@ -88,9 +100,10 @@ install-files:
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	    systemctl disable --now arcad.socket arcad.service 2>/dev/null || true; fi
-	rm -f $(BINDIR)/arca $(BINDIR)/arca-secretd $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
+	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
+	rm -f $(BINDIR)/arca-secretd $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; rm -f $(MANDIR)/man$${f##*.}/$$(basename $$f); done
-	for f in systemd/*; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done
+	for f in systemd/*.service systemd/*.socket; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done
 
 # Debian packages (README, "Debian packages") of the committed tree (HEAD, exported with git
 # archive: the work tree is never touched), built by dpkg-buildpackage in a temporary

@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "pam_arca", type: .dynamic, targets: ["PAMShim"]),
         .executable(name: "arcad", targets: ["arcad"]),
         .executable(name: "arca", targets: ["arca"]),
+        .executable(name: "arca-secretd", targets: ["arca-secretd"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages.
@@ -47,6 +48,9 @@ let package = Package(
             name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(
             name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // The Secret Service session algorithm (DH group 2, AES-128-CBC): libsodium has neither.
+        .systemLibrary(
+            name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
 
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
@@ -135,6 +139,14 @@ let package = Package(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
         .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
+
+        // The freedesktop Secret Service provider (arca-secretd).
+        .target(name: "ArcaSecretService", dependencies: ["ArcaCrypto", "ArcaProtocol", "CGcrypt", "CSystemd"]),
+        .executableTarget(
+            name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),
+        .testTarget(
+            name: "ArcaSecretServiceTests", dependencies: ["ArcaSecretService", "ArcaCrypto"],
+            resources: [.copy("Resources")]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -118,7 +118,7 @@ extension Context {
     mutating func find(_ item: ItemSelection?, showSecrets: Bool, json: Bool, output: inout Output) throws(CLIError)
     {
         let what = item == nil ? "list" : "find"
-        let flags: ReturnFlags = showSecrets ? [.attributes, .data] : [.attributes]
+        let flags: ReturnFlags = showSecrets ? [.attributes, .data, .persistentRef] : [.attributes, .persistentRef]
         var results: [(ItemClass, ResultItem)] = []
         defer {
             for index in results.indices { SecureWipe.zero(&results[index].1.data) }
@@ -136,18 +136,38 @@ extension Context {
             }
         }
         if item != nil, results.isEmpty { throw .status(.itemNotFound, what: what, detail: "") }
+        let secretService = try secretServiceDetails(results.map(\.1), what: what)
         if json {
             var writer = JSONWriter()
             writer.beginArray()
-            for (itemClass, result) in results { ItemFormat.json(itemClass, result, into: &writer) }
+            for (itemClass, result) in results {
+                ItemFormat.json(itemClass, result, secretService: result.persistentRef.flatMap { secretService[$0] },
+                                into: &writer)
+            }
             writer.endArray()
             writer.flush(into: &output)
             return
         }
         for (index, (itemClass, result)) in results.enumerated() {
             if index > 0 { output.line("") }
-            ItemFormat.text(itemClass, result, into: &output)
+            ItemFormat.text(
+                itemClass, result, secretService: result.persistentRef.flatMap { secretService[$0] }, into: &output)
         }
+    }
+
+    /// The Secret Service attributes and content type of the results that are
+    /// `arca-secretd` items (in its reserved access group), by persistent reference.
+    mutating func secretServiceDetails(_ results: [ResultItem], what: String) throws(CLIError)
+        -> [[UInt8]: AttributeItemInfo]
+    {
+        let references = results.compactMap { result -> [UInt8]? in
+            guard result.attributes[.accessGroup] == .string(ItemFormat.secretServiceGroup) else { return nil }
+            return result.persistentRef
+        }
+        guard !references.isEmpty else { return [:] }
+        let reply = try send(.getAttributeItems(uid: uid, references: references, returnSecrets: false), what: what)
+        guard case .attributeItems(let list) = reply else { return [:] }
+        return Dictionary(list.items.map { ($0.reference, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     mutating func update(_ item: ItemSelection, secret source: SecretSource?, output: inout Output) throws(CLIError) {

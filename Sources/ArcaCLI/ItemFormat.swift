@@ -26,12 +26,25 @@ enum ItemFormat {
         }
     }
 
-    /// `find`'s block: `class: genp`, then `name: value` per attribute in tag order.
-    static func text(_ itemClass: ItemClass, _ item: ResultItem, into output: inout Output) {
+    /// The access group of `arca-secretd`'s items (the vault's reserved group).
+    static let secretServiceGroup = "org.freedesktop.secrets"
+
+    /// `find`'s block: `class: genp`, then `name: value` per attribute in tag order;
+    /// for a Secret Service item then `contentType: …` and one `attribute: name=value`
+    /// line per attribute, sorted by name.
+    static func text(
+        _ itemClass: ItemClass, _ item: ResultItem, secretService: AttributeItemInfo? = nil, into output: inout Output
+    ) {
         output.line("class: " + className(itemClass))
         for tag in item.attributes.keys.sorted() where tag != .itemClass {
             guard let value = item.attributes[tag] else { continue }
             output.line(tag.fieldName + ": " + text(value))
+        }
+        if let secretService {
+            output.line("contentType: " + secretService.contentType)
+            for name in secretService.attributes.keys.sorted() {
+                output.line("attribute: \(name)=\(secretService.attributes[name] ?? "")")
+            }
         }
         if let data = item.data {
             output.standardOutput.append(contentsOf: Array("secret: ".utf8))
@@ -43,7 +56,11 @@ enum ItemFormat {
     /// One JSON object per item: `class`, then each attribute under its field
     /// name (strings, numbers, booleans; dates as ISO 8601; `generic` in base64),
     /// then `secret` or `secretBase64` when asked for.
-    static func json(_ itemClass: ItemClass, _ item: ResultItem, into writer: inout JSONWriter) {
+    /// A Secret Service item also gets `contentType` and `secretServiceAttributes` (an object).
+    static func json(
+        _ itemClass: ItemClass, _ item: ResultItem, secretService: AttributeItemInfo? = nil,
+        into writer: inout JSONWriter
+    ) {
         writer.beginObject()
         writer.key("class")
         writer.string(className(itemClass))
@@ -55,6 +72,17 @@ enum ItemFormat {
             case .bool(let b): writer.bool(b)
             default: writer.string(text(value))
             }
+        }
+        if let secretService {
+            writer.key("contentType")
+            writer.string(secretService.contentType)
+            writer.key("secretServiceAttributes")
+            writer.beginObject()
+            for name in secretService.attributes.keys.sorted() {
+                writer.key(name)
+                writer.string(secretService.attributes[name] ?? "")
+            }
+            writer.endObject()
         }
         if var data = item.data {
             if let secret = try? SecretBytes(consuming: &data) {

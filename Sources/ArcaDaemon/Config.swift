@@ -1,4 +1,5 @@
 import ArcaKeyring
+import ArcaProtocol
 
 /// arcad's configuration: `/etc/arca/arca.conf`, then command-line flags.
 /// The file format and every key are documented in `arca.conf(5)`.
@@ -39,6 +40,9 @@ public struct DaemonConfig: Equatable, Sendable {
     /// The largest a user's vault file may grow, in bytes (`max_vault_bytes`); a write
     /// that finds it at or over this size fails with `errSecQuotaExceeded`.
     public var maxVaultBytes = 64 << 20
+    /// The class of new Secret Service items (`arca-secretd`): afterFirstUnlock, so
+    /// that network and mail agents keep working while the screen is locked.
+    public var secretServiceClass = Accessibility.afterFirstUnlock
     /// The most Argon2id work (passes × MiB) arcad spends on one user's
     /// derivation, and the most a user may give their own vault.
     public var kdfMaxCost = 1024
@@ -104,6 +108,15 @@ public struct DaemonConfig: Equatable, Sendable {
         case "kernel_bytes_per_user": kernelBudget.bytesPerUser = try int(0...1_000_000_000)
         case "kernel_root_share": kernelBudget.rootSharePercent = try int(0...90)
         case "max_vault_bytes": maxVaultBytes = try int(1 << 20...(1 << 40))
+        case "secret_service_class":
+            switch value {
+            case "after-first-unlock": secretServiceClass = .afterFirstUnlock
+            case "when-unlocked": secretServiceClass = .whenUnlocked
+            default:
+                throw ConfigError(
+                    location: location,
+                    message: "secret_service_class must be 'after-first-unlock' or 'when-unlocked', got '\(value)'")
+            }
         case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }

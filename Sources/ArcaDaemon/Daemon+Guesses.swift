@@ -16,7 +16,9 @@ extension Daemon {
             .changePassword(let uid, _, _, _), .recover(let uid, _, _, _), .rotateRecoveryKey(let uid, _):
             return uid
         case .status, .kdfParameters, .enroll, .openSession, .closeSession, .lock, .lockAll, .add, .copyMatching,
-            .update, .delete, .passwordReset, .listSessions, .grant, .revokeGrant, .listGrants, .confirmCandidate:
+            .update, .delete, .passwordReset, .listSessions, .grant, .revokeGrant, .listGrants, .confirmCandidate,
+            .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
+            .waitEvents:
             // passwordReset checks whether the vault already opens with the new key:
             // a root-only bookkeeping step, not a guess.
             return nil

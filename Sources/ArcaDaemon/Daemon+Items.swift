@@ -33,6 +33,9 @@ extension Daemon {
                     }
                 }
             }
+            if let reference = result.persistentReference {
+                events.post(uid: uid, [.itemAdded(reference: reference.bytes)])
+            }
             guard !request.returnFlags.isEmpty else { return .items([]) }
             return .items([resultItem(result, flags: request.returnFlags, secret: secret)])
         }
@@ -71,6 +74,7 @@ extension Daemon {
             } catch {
                 throw HandlerError.vault(error)
             }
+            events.post(uid: uid, [.itemsChanged])
             try republishLoaded(state: state, vault: vault)
             return .ok
         }
@@ -88,6 +92,7 @@ extension Daemon {
             } catch {
                 throw HandlerError.vault(error)
             }
+            events.post(uid: uid, [.itemsChanged])
             try republishLoaded(state: state, vault: vault)
             return .ok
         }

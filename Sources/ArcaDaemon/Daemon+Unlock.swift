@@ -224,6 +224,7 @@ extension Daemon {
             }
         }
         parking.park(uid: state.uid, keys: try? vault.exportHeldKeys())
+        events.post(uid: state.uid, [.lockChanged(unlocked: loadedClasses(state))])
     }
 
     /// Locks the vault classes whose kernel class the state machine does not hold.
@@ -247,7 +248,11 @@ extension Daemon {
                     returnAttributes: true)
                 guard let results = try? vault.copyMatching(query) else { continue }
                 for result in results {
-                    guard let attributes = result.attributes, let data = result.data else { continue }
+                    // Secret Service items are found by their attributes, which the kernel
+                    // cannot search: arca-secretd reads them over the socket.
+                    guard let attributes = result.attributes, let data = result.data,
+                        attributes.accessGroup != AttributeItem.accessGroup
+                    else { continue }
                     items.append(KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: itemClass), secret: data))
                 }
             }

@@ -29,6 +29,8 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     let parking: KeyParking
     /// The system vault, unlocked with the host key at start.
     let system: SystemContext
+    /// Per-user event streams (lock changes, item changes) for `arca-secretd`.
+    let events = EventHub()
 
     /// The most Argon2id passes a vault may ask for.
     static let maximumOpsLimit: UInt64 = 32
@@ -156,6 +158,18 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try changeGrants(query, principals, adding: false, peer: peer)
         case .listGrants:
             return try listGrants(peer: peer)
+        case .addAttributeItem(let add):
+            return try addAttributeItem(add, peer: peer)
+        case .searchAttributeItems(let uid, let attributes, let returnSecrets):
+            return try searchAttributeItems(uid: uid, attributes, returnSecrets: returnSecrets, peer: peer)
+        case .getAttributeItems(let uid, let references, let returnSecrets):
+            return try getAttributeItems(uid: uid, references, returnSecrets: returnSecrets, peer: peer)
+        case .updateAttributeItem(let update):
+            return try updateAttributeItem(update, peer: peer)
+        case .deleteAttributeItem(let uid, let reference):
+            return try deleteAttributeItem(uid: uid, reference, peer: peer)
+        case .waitEvents(let uid, let after, let timeout):
+            return try waitEvents(uid: uid, after: after, milliseconds: timeout, peer: peer)
         case .loginUnlock(let uid, let key):
             return try loginUnlock(uid: uid, key: try secretCopy(key), peer: peer)
         case .confirmCandidate(let uid, let candidate, let session):

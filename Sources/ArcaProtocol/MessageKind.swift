@@ -44,6 +44,19 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case revokeGrant = 0x0014
     /// ``Request/listGrants``.
     case listGrants = 0x0015
+    // The Secret Service requests start at 0x0020 (replies 0x8010), clear of other work.
+    /// ``Request/addAttributeItem(_:)``.
+    case addAttributeItem = 0x0020
+    /// ``Request/searchAttributeItems(uid:attributes:returnSecrets:)``.
+    case searchAttributeItems = 0x0021
+    /// ``Request/getAttributeItems(uid:references:returnSecrets:)``.
+    case getAttributeItems = 0x0022
+    /// ``Request/updateAttributeItem(_:)``.
+    case updateAttributeItem = 0x0023
+    /// ``Request/deleteAttributeItem(uid:reference:)``.
+    case deleteAttributeItem = 0x0024
+    /// ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
+    case waitEvents = 0x0025
     /// ``Request/loginUnlock(uid:key:)``.
     case loginUnlock = 0x0016
     /// ``Request/confirmCandidate(uid:candidate:session:)``.
@@ -65,6 +78,10 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case sessions = 0x8006
     /// ``Reply/grants(_:)``.
     case grants = 0x8007
+    /// ``Reply/attributeItems(_:)``.
+    case attributeItems = 0x8010
+    /// ``Reply/events(_:)``.
+    case events = 0x8011
     /// ``Reply/candidate(token:)``.
     case candidate = 0x8008
 

@@ -30,6 +30,12 @@ public enum ProtocolLimits {
     public static let maximumErrorMessageLength = 4096
     /// Most result items or sessions in one reply.
     public static let maximumListCount = 65_536
+    /// Most attributes of one Secret Service item.
+    public static let maximumSecretAttributeCount = 64
+    /// Most references in one get request.
+    public static let maximumReferenceCount = 65_536
+    /// Longest wait for vault events: below arcad's and clients' socket timeouts.
+    public static let maximumEventWaitMilliseconds: UInt32 = 25_000
     /// Length of a candidate token (``Reply/candidate(token:)``).
     public static let candidateTokenLength = 32
     /// Length of a password-derived vault key.

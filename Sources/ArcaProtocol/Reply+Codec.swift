@@ -51,6 +51,8 @@ extension Reply {
                 try w.optionalString(e.label, field: "label")
                 try w.principals(e.principals)
             }
+        case .attributeItems(let list): try w.attributeItemList(list)
+        case .events(let batch): try w.eventBatch(batch)
         }
     }
 
@@ -107,11 +109,15 @@ extension Reply {
                         service: try r.optionalString(field: "service"), account: try r.optionalString(field: "account"),
                         label: try r.optionalString(field: "label"), principals: try r.principals())
                 })
+        case .attributeItems: return .attributeItems(try r.attributeItemList())
+        case .events: return .events(try r.eventBatch())
         case .candidate:
             return .candidate(token: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength))
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
-            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate:
+            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
+            .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
+            .waitEvents:
             throw .unexpectedKind(kind)
         }
     }

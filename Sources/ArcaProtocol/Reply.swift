@@ -22,6 +22,10 @@ public enum Reply: Sendable, Hashable {
     case sessions([SessionInfo])
     /// Answer to ``Request/listGrants``.
     case grants([GrantEntry])
+    /// Answer to the attribute-item requests.
+    case attributeItems(AttributeItemList)
+    /// Answer to ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
+    case events(EventBatch)
     /// Answer to ``Request/loginUnlock(uid:key:)`` when the key does not open
     /// the vault (errSecAuthFailed): the token, of
     /// ``ProtocolLimits/candidateTokenLength`` bytes, that lets this PAM
@@ -39,6 +43,8 @@ public enum Reply: Sendable, Hashable {
         case .recoveryKey: return .recoveryKey
         case .sessions: return .sessions
         case .grants: return .grants
+        case .attributeItems: return .attributeItems
+        case .events: return .events
         case .candidate: return .candidate
         }
     }

@@ -64,6 +64,43 @@ extension Request {
         case .rotateRecoveryKey(let uid, let key), .loginUnlock(let uid, let key):
             w.u32(uid)
             try w.key(key, field: "key")
+        case .addAttributeItem(let add):
+            w.u32(add.uid)
+            try w.string(add.label, field: "label", limit: ProtocolLimits.maximumStringLength)
+            try w.secretAttributes(add.attributes, field: "attributes")
+            try w.string(add.contentType, field: "contentType", limit: ProtocolLimits.maximumStringLength)
+            try w.bytes(add.secret, field: "secret", limit: ProtocolLimits.maximumSecretLength)
+            try w.optional(add.accessible) { w, a in w.u8(a.rawValue) }
+            w.bool(add.replace)
+        case .searchAttributeItems(let uid, let attributes, let returnSecrets):
+            w.u32(uid)
+            try w.secretAttributes(attributes, field: "attributes")
+            w.bool(returnSecrets)
+        case .getAttributeItems(let uid, let references, let returnSecrets):
+            w.u32(uid)
+            try w.list(references, field: "references", limit: ProtocolLimits.maximumReferenceCount) {
+                w, ref throws(ProtocolError) in try w.reference(ref)
+            }
+            w.bool(returnSecrets)
+        case .updateAttributeItem(let u):
+            w.u32(u.uid)
+            try w.reference(u.reference)
+            try w.optionalString(u.label, field: "label")
+            try w.optional(u.attributes) { w, d throws(ProtocolError) in try w.secretAttributes(d, field: "attributes") }
+            try w.optionalString(u.contentType, field: "contentType")
+            try w.optional(u.secret) { w, s throws(ProtocolError) in
+                try w.bytes(s, field: "secret", limit: ProtocolLimits.maximumSecretLength)
+            }
+        case .deleteAttributeItem(let uid, let reference):
+            w.u32(uid)
+            try w.reference(reference)
+        case .waitEvents(let uid, let after, let timeout):
+            guard timeout <= ProtocolLimits.maximumEventWaitMilliseconds else {
+                throw .invalidValue(field: "timeoutMilliseconds")
+            }
+            w.u32(uid)
+            w.u64(after)
+            w.u32(timeout)
         case .confirmCandidate(let uid, let candidate, let session):
             w.u32(uid)
             try w.fixed(candidate, field: "candidate", length: ProtocolLimits.candidateTokenLength)
@@ -124,13 +161,54 @@ extension Request {
                 recoveryKey: try r.bytes(field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength),
                 newKey: try r.key(field: "newKey"), parameters: try r.kdf())
         case .rotateRecoveryKey: return .rotateRecoveryKey(uid: try r.u32(), key: try r.key(field: "key"))
+        case .addAttributeItem:
+            return .addAttributeItem(
+                AttributeItemAdd(
+                    uid: try r.u32(), label: try r.string(field: "label", limit: ProtocolLimits.maximumStringLength),
+                    attributes: try r.secretAttributes(field: "attributes"),
+                    contentType: try r.string(field: "contentType", limit: ProtocolLimits.maximumStringLength),
+                    secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumSecretLength),
+                    accessible: try r.optional(field: "accessible") { r throws(ProtocolError) in try r.accessibility() },
+                    replace: try r.bool(field: "replace")))
+        case .searchAttributeItems:
+            return .searchAttributeItems(
+                uid: try r.u32(), attributes: try r.secretAttributes(field: "attributes"),
+                returnSecrets: try r.bool(field: "returnSecrets"))
+        case .getAttributeItems:
+            return .getAttributeItems(
+                uid: try r.u32(),
+                references: try r.list(field: "references", limit: ProtocolLimits.maximumReferenceCount) {
+                    r throws(ProtocolError) in try r.reference()
+                },
+                returnSecrets: try r.bool(field: "returnSecrets"))
+        case .updateAttributeItem:
+            return .updateAttributeItem(
+                AttributeItemUpdate(
+                    uid: try r.u32(), reference: try r.reference(), label: try r.optionalString(field: "label"),
+                    attributes: try r.optional(field: "attributes") { r throws(ProtocolError) in
+                        try r.secretAttributes(field: "attributes")
+                    },
+                    contentType: try r.optionalString(field: "contentType"),
+                    secret: try r.optional(field: "secret") { r throws(ProtocolError) in
+                        try r.bytes(field: "secret", limit: ProtocolLimits.maximumSecretLength)
+                    }))
+        case .deleteAttributeItem: return .deleteAttributeItem(uid: try r.u32(), reference: try r.reference())
+        case .waitEvents:
+            let uid = try r.u32()
+            let after = try r.u64()
+            let timeout = try r.u32()
+            guard timeout <= ProtocolLimits.maximumEventWaitMilliseconds else {
+                throw .invalidValue(field: "timeoutMilliseconds")
+            }
+            return .waitEvents(uid: uid, after: after, timeoutMilliseconds: timeout)
         case .loginUnlock: return .loginUnlock(uid: try r.u32(), key: try r.key(field: "key"))
         case .confirmCandidate:
             return .confirmCandidate(
                 uid: try r.u32(),
                 candidate: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength),
                 session: try r.bytes(field: "session", limit: ProtocolLimits.maximumTokenLength))
-        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate:
+        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
+            .attributeItems, .events:
             throw .unexpectedKind(kind)
         }
     }

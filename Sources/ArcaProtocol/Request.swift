@@ -54,6 +54,20 @@ public enum Request: Sendable, Hashable {
     case revokeGrant(query: Query, principals: [Principal])
     /// Every system item that has principals (root only). Replied with ``Reply/grants(_:)``.
     case listGrants
+    /// Adds a Secret Service attribute item (or replaces the one with equal attributes).
+    case addAttributeItem(AttributeItemAdd)
+    /// Attribute items whose attributes include every given pair (exact, case-sensitive);
+    /// `[:]` lists them all. Replied with ``Reply/attributeItems(_:)``; with no key held, locked.
+    case searchAttributeItems(uid: UInt32, attributes: SecretAttributes, returnSecrets: Bool)
+    /// Attribute items by reference; unknown ones are left out, locked ones listed as locked.
+    case getAttributeItems(uid: UInt32, references: [[UInt8]], returnSecrets: Bool)
+    /// Changes an attribute item.
+    case updateAttributeItem(AttributeItemUpdate)
+    /// Deletes an attribute item.
+    case deleteAttributeItem(uid: UInt32, reference: [UInt8])
+    /// Waits up to `timeoutMilliseconds` (at most ``ProtocolLimits/maximumEventWaitMilliseconds``)
+    /// for events of the user's vault numbered after `after`. Replied with ``Reply/events(_:)``.
+    case waitEvents(uid: UInt32, after: UInt64, timeoutMilliseconds: UInt32)
     /// Unlock from the login stack (root only, pam_arca). Replied with ``Reply/ok``,
     /// or, when `key` does not open the vault, with ``Reply/candidate(token:)``:
     /// arcad keeps the key for a while as a possible new login password, which
@@ -89,6 +103,12 @@ public enum Request: Sendable, Hashable {
         case .grant: return .grant
         case .revokeGrant: return .revokeGrant
         case .listGrants: return .listGrants
+        case .addAttributeItem: return .addAttributeItem
+        case .searchAttributeItems: return .searchAttributeItems
+        case .getAttributeItems: return .getAttributeItems
+        case .updateAttributeItem: return .updateAttributeItem
+        case .deleteAttributeItem: return .deleteAttributeItem
+        case .waitEvents: return .waitEvents
         case .loginUnlock: return .loginUnlock
         case .confirmCandidate: return .confirmCandidate
         }

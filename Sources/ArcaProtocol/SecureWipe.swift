@@ -64,7 +64,17 @@ extension Request {
         // Each case first replaces `self`, so the bound payload is the only
         // owner of its arrays and is zeroed in place rather than copied.
         switch self {
-        case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant, .listGrants: return
+        case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
+            .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents:
+            return
+        case .addAttributeItem(var add):
+            self = .lockAll
+            SecureWipe.zero(&add.secret)
+            self = .addAttributeItem(add)
+        case .updateAttributeItem(var update):
+            self = .lockAll
+            SecureWipe.zero(&update.secret)
+            self = .updateAttributeItem(update)
         case .unlock(let uid, var key):
             self = .lockAll
             SecureWipe.zero(&key)
@@ -129,7 +139,11 @@ extension Reply {
     /// keys and candidate tokens.
     public mutating func wipeSecrets() {
         switch self {
-        case .ok, .error, .status, .kdfParameters, .sessions, .grants: return
+        case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events: return
+        case .attributeItems(var list):
+            self = .ok
+            for index in list.items.indices { SecureWipe.zero(&list.items[index].secret) }
+            self = .attributeItems(list)
         case .items(var items):
             self = .ok
             for index in items.indices { SecureWipe.zero(&items[index].data) }

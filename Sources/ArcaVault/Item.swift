@@ -86,6 +86,11 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
     public var synchronizable: Bool?
     /// `kSecAttrAccessible`; `whenUnlocked` when an item is added without it.
     public var accessible: Accessibility?
+    /// The freedesktop Secret Service attribute dictionary of an attribute item
+    /// (`AttributeItem`); nil on Keychain items. Not matched by `Query`.
+    public var secretAttributes: [String: String]?
+    /// The content type of an attribute item's secret (`text/plain`…); nil on Keychain items.
+    public var contentType: String?
 
     /// No attribute set.
     public init() {}
@@ -136,6 +141,8 @@ public struct ItemAttributes: Sendable, Equatable, Hashable {
         if let v = changes.accessGroup { accessGroup = v }
         if let v = changes.synchronizable { synchronizable = v }
         if let v = changes.accessible { accessible = v }
+        if let v = changes.secretAttributes { secretAttributes = v }
+        if let v = changes.contentType { contentType = v }
     }
 
     /// True when every field set in `filter` (except synchronizable, which the

@@ -7,6 +7,8 @@ enum ItemCodec {
         case service = 1, account, label, description, comment, generic, creator, type, isInvisible, isNegative
         case creationDate, modificationDate, server, `protocol`, port, path, securityDomain, authenticationType
         case accessGroup
+        // Secret Service attribute items (AttributeItem); older readers skip them.
+        case secretAttributes, contentType
     }
 
     /// Encodes every attribute except `accessible` and `synchronizable`, which live
@@ -39,6 +41,8 @@ enum ItemCodec {
         put(.securityDomain, a.securityDomain)
         put(.authenticationType, a.authenticationType)
         put(.accessGroup, a.accessGroup)
+        if let attributes = a.secretAttributes { put(.secretAttributes, encodeDictionary(attributes)) }
+        put(.contentType, a.contentType)
         return out
     }
 
@@ -78,6 +82,10 @@ enum ItemCodec {
             case .securityDomain: a.securityDomain = string
             case .authenticationType: a.authenticationType = string
             case .accessGroup: a.accessGroup = string
+            case .secretAttributes:
+                guard let dictionary = decodeDictionary(value) else { return nil }
+                a.secretAttributes = dictionary
+            case .contentType: a.contentType = string
             case .none: continue  // a newer writer's field: ignored, not fatal
             }
         }
@@ -113,6 +121,45 @@ enum ItemCodec {
     /// happens after decryption).
     static func lookupKey(_ name: String, _ value: String?) -> [UInt8] {
         Array("arca.tag.v1/\(name)\u{0}".utf8) + Array((value ?? "").lowercased().utf8)
+    }
+
+    /// A dictionary as (u32 length, UTF-8 name, u32 length, UTF-8 value) pairs sorted
+    /// by name, so that equal dictionaries seal equal records.
+    static func encodeDictionary(_ d: [String: String]) -> [UInt8] {
+        var out: [UInt8] = []
+        for name in d.keys.sorted() {
+            field(&out, Array(name.utf8))
+            field(&out, Array((d[name] ?? "").utf8))
+        }
+        return out
+    }
+
+    static func decodeDictionary(_ bytes: [UInt8]) -> [String: String]? {
+        var d: [String: String] = [:]
+        var i = 0
+        func next() -> String? {
+            guard i + 4 <= bytes.count else { return nil }
+            let length = Int(readUInt32(bytes, at: i))
+            i += 4
+            guard length <= bytes.count - i else { return nil }
+            defer { i += length }
+            return String(decoding: bytes[i..<(i + length)], as: UTF8.self)
+        }
+        while i < bytes.count {
+            guard let name = next(), let value = next() else { return nil }
+            d[name] = value
+        }
+        return d
+    }
+
+    /// The canonical input of one Secret Service attribute tag: exact bytes, no case
+    /// folding or normalisation (the Secret Service matches exactly). Length-prefixed,
+    /// so that no two (name, value) pairs share an input.
+    static func attributeKey(_ name: String, _ value: String) -> [UInt8] {
+        var out = Array("arca.attr.v1".utf8)
+        field(&out, Array(name.utf8))
+        field(&out, Array(value.utf8))
+        return out
     }
 
     /// Which blob associated data is for.

@@ -4,7 +4,28 @@
 enum Schema {
     /// Migrations by the version they start from. Version 1 is the first; a future
     /// change appends `2: { db in … }` here and bumps `Vault.schemaVersion`.
-    static let migrations: [Int: (Database) throws -> Void] = [:]
+    static let migrations: [Int: (Database) throws -> Void] = [1: addAttributeTags]
+
+    /// Version 2: the blind index of Secret Service attributes, one row per
+    /// (attribute pair, item). Items are found by intersecting the rows of each pair.
+    static func addAttributeTags(_ db: Database) throws {
+        try db.execute(
+            """
+            CREATE TABLE attr_tags(tag BLOB NOT NULL, item INTEGER NOT NULL, PRIMARY KEY(tag, item)) WITHOUT ROWID;
+            CREATE INDEX attr_tags_item ON attr_tags(item);
+            """)
+    }
+
+    /// A new file at the current version: version 1, then every migration, in the
+    /// caller's transaction.
+    static func createCurrent(_ db: Database, target: Int = Vault.schemaVersion) throws {
+        try createVersion1(db)
+        for version in 1..<target {
+            guard let step = migrations[version] else { continue }
+            try step(db)
+        }
+        try db.statement("UPDATE schema_version SET version = ?").bind(.integer(Int64(target))).run()
+    }
 
     static func createVersion1(_ db: Database) throws {
         try db.execute(

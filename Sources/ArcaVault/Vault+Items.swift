@@ -131,7 +131,10 @@ extension Vault {
                 var ids: [Int64] = []
                 let locked = try forEachMatch(query, limit: Int.max) { ids.append($0.row.id) }
                 guard !ids.isEmpty else { throw locked ? VaultError.locked : VaultError.itemNotFound }
-                for id in ids { try db.statement("DELETE FROM items WHERE id = ?").bind(.integer(id)).run() }
+                for id in ids {
+                    try db.statement("DELETE FROM items WHERE id = ?").bind(.integer(id)).run()
+                    try db.statement("DELETE FROM attr_tags WHERE item = ?").bind(.integer(id)).run()
+                }
                 return ids.count
             }
         }

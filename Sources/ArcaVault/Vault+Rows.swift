@@ -168,7 +168,7 @@ extension Vault {
     }
 
     /// Unwraps the item key and decrypts the attributes of an unlocked row.
-    private func open(_ row: Row) throws -> (SecretBytes, ItemAttributes) {
+    func open(_ row: Row) throws -> (SecretBytes, ItemAttributes) {
         guard let classKey = classKeys[row.accessible] else { throw VaultError.locked }
         // One guarded allocation per vault, not per row: sodium_malloc and sodium_free
         // (mmap, mprotect, mlock and back) were most of the cost of a scan.

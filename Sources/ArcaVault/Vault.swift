@@ -27,7 +27,7 @@ public final class Vault {
     /// Secrets larger than this are refused with `errSecParam`: 1 MiB.
     public static let maximumSecretLength = 1 << 20
     /// The schema version this code writes.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
     static let formatName = "arca-vault"
 
     private init(path: String, db: Database, vaultID: [UInt8], kdfParameters: KDFParameters) {
@@ -107,7 +107,7 @@ public final class Vault {
         try vault.guarded {
             try vault.configureConnection()
             try db.transaction {
-                try Schema.createVersion1(db)
+                try Schema.createCurrent(db)
                 try vault.putHeader("format", .text(formatName))
                 try vault.putHeader("vault_id", .blob(vaultID))
                 try vault.writePasswordWrap(master: master, passwordKey: passwordKey, parameters: params)

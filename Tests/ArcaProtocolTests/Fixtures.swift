@@ -92,10 +92,32 @@ enum Fixtures {
         .revokeGrant(query: Query(itemClass: .genericPassword, matchLimit: .all), principals: [.user(0)]),
         .revokeGrant(query: Query(itemClass: .genericPassword), principals: []),
         .listGrants,
+        .addAttributeItem(
+            AttributeItemAdd(
+                uid: 1000, label: unicode, attributes: secretAttributes, contentType: "text/plain",
+                secret: Array("pw".utf8), accessible: .whenUnlocked, replace: true)),
+        .addAttributeItem(AttributeItemAdd(uid: 0, label: "", attributes: [:], contentType: "", secret: [])),
+        .searchAttributeItems(uid: 1000, attributes: secretAttributes, returnSecrets: true),
+        .searchAttributeItems(uid: 1000, attributes: [:], returnSecrets: false),
+        .getAttributeItems(uid: 1000, references: [reference, []], returnSecrets: true),
+        .getAttributeItems(uid: 1000, references: [], returnSecrets: false),
+        .updateAttributeItem(
+            AttributeItemUpdate(
+                uid: 1000, reference: reference, label: "new", attributes: secretAttributes, contentType: "a/b",
+                secret: [])),
+        .updateAttributeItem(AttributeItemUpdate(uid: 1000, reference: reference)),
+        .deleteAttributeItem(uid: 1000, reference: reference),
+        .waitEvents(uid: 1000, after: 0, timeoutMilliseconds: 0),
+        .waitEvents(uid: .max, after: .max, timeoutMilliseconds: ProtocolLimits.maximumEventWaitMilliseconds),
         .loginUnlock(uid: 1000, key: key),
         .confirmCandidate(uid: 1000, candidate: otherKey, session: [9, 9]),
         .confirmCandidate(
             uid: .max, candidate: key, session: [UInt8](repeating: 3, count: ProtocolLimits.maximumTokenLength)),
+    ]
+
+    static let reference = [UInt8](0..<16)
+    static let secretAttributes: SecretAttributes = [
+        "xdg:schema": "org.example.Password", "user": unicode, " ": "", "punct": "a=b;c,\"d'\\",
     ]
 
     static let replies: [Reply] = [
@@ -137,6 +159,26 @@ enum Fixtures {
                 service: nil, account: nil, label: unicode,
                 principals: [.group(0), .unit(name: unicode, credential: ""), .user(.max)]),
         ]),
+        .attributeItems(AttributeItemList(items: [], locked: [])),
+        .attributeItems(
+            AttributeItemList(
+                items: [
+                    AttributeItemInfo(
+                        reference: reference, label: unicode, attributes: secretAttributes, contentType: "text/plain",
+                        created: 1_764_417_600_000_000, modified: .max, accessible: .afterFirstUnlock,
+                        secret: Array("pw".utf8)),
+                    AttributeItemInfo(
+                        reference: [], label: "", attributes: [:], contentType: "", created: .min, modified: 0,
+                        accessible: .whenUnlocked),
+                ], locked: [reference, []])),
+        .events(EventBatch(next: 0, missed: true, events: [])),
+        .events(
+            EventBatch(
+                next: .max, missed: false,
+                events: [
+                    .lockChanged(unlocked: .all), .lockChanged(unlocked: []), .itemAdded(reference: reference),
+                    .itemChanged(reference: []), .itemDeleted(reference: reference), .itemsChanged,
+                ])),
         .candidate(token: key),
     ]
 

@@ -134,6 +134,76 @@ struct GoldenTests {
         #expect(decodeRequest(bytes) == .failure(.unknownTag(field: "principal", value: 4)))
     }
 
+    static let addAttributeItemHex = """
+        41524341 0001 0020 0000000b 00000037
+        000003e8
+        00000001 4c
+        00000002
+        00000001 6b 00000002 c3a9
+        0000000a 78646723736368656d61 00000001 78
+        00000000
+        00000002 7077
+        00
+        01
+        """
+
+    static let eventsHex = """
+        41524341 0001 8011 0000000c 00000017
+        0000000000000007
+        00
+        00000003
+        01 02
+        02 00000002 abcd
+        05
+        """
+
+    @Test("addAttributeItem: attributes sorted by name, replace")
+    func addAttributeItem() throws {
+        let request = Request.addAttributeItem(
+            AttributeItemAdd(
+                uid: 1000, label: "L", attributes: ["xdg#schema": "x", "k": "é"], contentType: "",
+                secret: Array("pw".utf8), replace: true))
+        let frame = try Frame.encode(request, requestID: 11)
+        #expect(Bytes.hex(frame) == Bytes.hex(Bytes.fromHex(Self.addAttributeItemHex)))
+        #expect(decodeRequest(Bytes.fromHex(Self.addAttributeItemHex)) == .success(request))
+    }
+
+    @Test("events reply")
+    func eventsReply() throws {
+        let reply = Reply.events(
+            EventBatch(
+                next: 7, missed: false,
+                events: [.lockChanged(unlocked: .afterFirstUnlock), .itemAdded(reference: [0xAB, 0xCD]), .itemsChanged]))
+        let frame = try Frame.encode(reply, requestID: 12)
+        #expect(Bytes.hex(frame) == Bytes.hex(Bytes.fromHex(Self.eventsHex)))
+        #expect(decodeReply(Bytes.fromHex(Self.eventsHex)) == .success(reply))
+    }
+
+    @Test("an attribute name sent twice is rejected")
+    func duplicateAttributeName() {
+        var bytes = Bytes.fromHex(Self.addAttributeItemHex)
+        // Rename the second pair "xdg#schema" to "k": the same name twice.
+        let body = Array(bytes[16...])
+        let second = Bytes.string("xdg#schema") + Bytes.string("x")
+        guard let at = (0...(body.count - second.count)).first(where: { Array(body[$0..<($0 + second.count)]) == second })
+        else {
+            Issue.record("pair not found")
+            return
+        }
+        let newBody = Array(body[..<at]) + Bytes.string("k") + Bytes.string("x") + Array(body[(at + second.count)...])
+        bytes = Bytes.frame(kind: 0x0020, body: newBody, requestID: 11)
+        #expect(decodeRequest(bytes) == .failure(.invalidValue(field: "attributes")))
+    }
+
+    @Test("a wait longer than the limit is rejected")
+    func waitTooLong() {
+        let body = Bytes.be32(1000) + [0, 0, 0, 0, 0, 0, 0, 1] + Bytes.be32(25_001)
+        #expect(decodeRequest(Bytes.frame(kind: 0x0025, body: body)) == .failure(.invalidValue(field: "timeoutMilliseconds")))
+        #expect(throws: ProtocolError.invalidValue(field: "timeoutMilliseconds")) {
+            _ = try Frame.encode(Request.waitEvents(uid: 1, after: 1, timeoutMilliseconds: 25_001), requestID: 1)
+        }
+    }
+
     @Test("the empty messages are a bare header")
     func emptyBodies() throws {
         #expect(Bytes.hex(try Frame.encode(Request.lockAll, requestID: 1)) == "41524341000100080000000100000000")

@@ -73,8 +73,10 @@ struct WipeTests {
         case .openSession(let s): #expect(s.token.allSatisfy { $0 == 0 })
         case .add(let add): #expect(add.secret.allSatisfy { $0 == 0 })
         case .update(let update): #expect((update.secret ?? []).allSatisfy { $0 == 0 })
+        case .addAttributeItem(let add): #expect(add.secret.allSatisfy { $0 == 0 })
+        case .updateAttributeItem(let update): #expect((update.secret ?? []).allSatisfy { $0 == 0 })
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
-            .listGrants:
+            .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents:
             #expect(wiped == request)
         }
     }
@@ -87,6 +89,14 @@ struct WipeTests {
         var key = Reply.recoveryKey(Array("ABCD".utf8))
         key.wipeSecrets()
         #expect(key == .recoveryKey([0, 0, 0, 0]))
+        let item = AttributeItemInfo(
+            reference: [1], label: "l", attributes: ["k": "v"], contentType: "", created: 0, modified: 0,
+            accessible: .afterFirstUnlock, secret: [7, 7])
+        var list = Reply.attributeItems(AttributeItemList(items: [item], locked: [[2]]))
+        list.wipeSecrets()
+        var wiped = item
+        wiped.secret = [0, 0]
+        #expect(list == .attributeItems(AttributeItemList(items: [wiped], locked: [[2]])))
         var candidate = Reply.candidate(token: Fixtures.key)
         candidate.wipeSecrets()
         #expect(candidate == .candidate(token: [UInt8](repeating: 0, count: 32)))

@@ -223,18 +223,39 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     @Test func migrationsRunInOrderAndAFailedOneLeavesTheOldVersion() throws {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)
+        #expect(Vault.schemaVersion == 2)
         let steps: [Int: (Database) throws -> Void] = [
-            1: { try $0.execute("ALTER TABLE items ADD COLUMN extra INTEGER") },
-            2: { _ in throw VaultError.param("step 2 fails") },
+            2: { try $0.execute("ALTER TABLE items ADD COLUMN extra INTEGER") },
+            3: { _ in throw VaultError.param("step 3 fails") },
         ]
         #expect(
-            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 3, migrations: steps) }
-                == .param("step 2 fails"))
-        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 2)  // step 1 kept, step 2 rolled back
+            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: steps) }
+                == .param("step 3 fails"))
+        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 3)  // step 2 kept, step 3 rolled back
         #expect(
-            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: [2: { _ in }]) }?.status
+            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 5, migrations: [3: { _ in }]) }?.status
                 == .decode)
-        try Schema.migrate(vault.db, path: vault.path, target: 3, migrations: [2: { _ in }])
-        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 3)
+        try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: [3: { _ in }])
+        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 4)
+    }
+
+    @Test func aVersion1VaultGainsTheAttributeIndexOnOpen() throws {
+        let dir = try TempDir()
+        let path: String
+        do {
+            let (vault, _) = try makeVault(dir)
+            path = vault.path
+            try vault.add(.genericPassword, attributes: genp("kept", "a"), secret: secret("x"))
+            // Back to the shape of a version-1 file.
+            try vault.db.execute("DROP TABLE attr_tags; UPDATE schema_version SET version = 1")
+        }
+        let vault = try Vault.open(at: path)
+        #expect(try Schema.currentVersion(vault.db, path: path) == 2)
+        try vault.unlock(password: secret(password), classes: [.whenUnlocked, .afterFirstUnlock])
+        let item = try vault.addAttributeItem(
+            label: "l", attributes: ["k": "v"], contentType: "text/plain", secret: secret("s"), accessible: nil,
+            replace: false)
+        #expect(try vault.searchAttributeItems(["k": "v"]).unlocked.map(\.reference) == [item.item.reference])
+        #expect(try vault.copyMatching(query { $0.service = "kept" }).count == 1)
     }
 }

@@ -130,6 +130,14 @@ case "unlock-password":  // unlock-password UID, password on stdin
     request = .unlockWithPassword(uid: uid(0), password: readLine0())
 case "lock": request = .lock(uid: uid(0), classes: .whenUnlocked)
 case "lock-all": request = .lockAll
+case "add-attribute":  // add-attribute UID LABEL NAME=VALUE...: a Secret Service item, secret on stdin
+    var attributes: [String: String] = [:]
+    for pair in rest.dropFirst(2) {
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        attributes[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+    }
+    request = .addAttributeItem(AttributeItemAdd(
+        uid: uid(0), label: rest[1], attributes: attributes, contentType: "text/plain", secret: readLine0()))
 case "sessions": request = .listSessions
 case "reset":  // reset UID: an administrator reset, refused unless root
     request = .passwordReset(
@@ -155,6 +163,8 @@ do {
     case .sessions(let list): print("ok \(list.count)")
     case .recoveryKey: print("ok recovery")
     case .grants(let list): print("ok \(list.count)")
+    case .attributeItems(let list): print("ok \(list.items.count) locked=\(list.locked.count)")
+    case .events(let batch): print("ok \(batch.events.count)")
     case .candidate: print("ok candidate")
     }
 } catch {

@@ -16,9 +16,11 @@ check "toolchain directory found ($swift_usr)" test -x "$swift_usr/bin/swift"
 check "hiding works: swift is gone under the tmpfs" hidden "! test -e '$swift_usr/bin/swift'"
 check "arca version runs with the toolchain hidden" hidden "'$build/arca' version | grep -qx 'arca [0-9.]*'"
 check "arcad --version runs with the toolchain hidden" hidden "'$build/arcad' --version | grep -qx 'arcad [0-9.]*'"
+check "arca-secretd --version runs with the toolchain hidden" \
+    hidden "'$build/arca-secretd' --version | grep -qx 'arca-secretd [0-9.]*'"
 check "pam_arca.so loads with the toolchain hidden" \
     hidden "python3 -c \"import ctypes, os; ctypes.CDLL('$build/libpam_arca.so', mode=os.RTLD_NOW)\""
-for bin in arca arcad libpam_arca.so; do
+for bin in arca arcad arca-secretd libpam_arca.so; do
     check "$bin links nothing from the toolchain" sh -c "! ldd '$build/$bin' | grep -q '$swift_usr'"
 done
 exports=$(nm -D --defined-only "$build/libpam_arca.so" | awk '{print $3}' | sort | tr '\n' ' ')

@@ -17,6 +17,17 @@ for setting in KeyringMode=private ProtectSystem=strict "ReadWritePaths=/var/lib
     NoNewPrivileges=yes LockPersonality=yes StateDirectoryMode=0700 LimitMEMLOCK=64M; do
     check "arcad.service has $setting" grep -qx "$setting" "$top/systemd/arcad.service"
 done
+# arca-secretd's user unit and D-Bus activation file (verified in system mode: no user manager here).
+sed "s|^ExecStart=/usr/local/bin/arca-secretd|ExecStart=$build/arca-secretd|" "$top/systemd/user/arca-secretd.service" \
+    >"$work/arca-secretd.service"
+out=$(systemd-analyze verify --man=no "$work/arca-secretd.service" 2>&1 || true)
+check "arca-secretd.service: systemd-analyze verify reports nothing${out:+: $out}" test -z "$out"
+for setting in Type=dbus BusName=org.freedesktop.secrets ExecStart=/usr/local/bin/arca-secretd; do
+    check "arca-secretd.service has $setting" grep -qx "$setting" "$top/systemd/user/arca-secretd.service"
+done
+for setting in Name=org.freedesktop.secrets Exec=/usr/local/bin/arca-secretd SystemdService=arca-secretd.service; do
+    check "the activation file has $setting" grep -qx "$setting" "$top/systemd/user/org.freedesktop.secrets.service"
+done
 check "arcad.socket listens on /run/arca/arcad.sock with mode 0666" \
     grep -qx "ListenStream=/run/arca/arcad.sock" "$top/systemd/arcad.socket"
 check "arcad.socket mode 0666" grep -qx "SocketMode=0666" "$top/systemd/arcad.socket"

@@ -2,8 +2,9 @@
 import Glibc
 #endif
 
-/// A mutex with a condition variable, for threads that wait their turn (the
-/// derivation queue). Synchronization's `Mutex` has no condition to wait on.
+/// A mutex with a condition variable on the monotonic clock, for threads that wait their
+/// turn (the derivation queue) or for something to happen, with a deadline (vault events).
+/// Synchronization's `Mutex` has no condition to wait on.
 final class Condition: @unchecked Sendable {
     // Heap-allocated: a pthread mutex or condition must never move.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -11,7 +12,12 @@ final class Condition: @unchecked Sendable {
 
     init() {
         pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
+        // Timed waits count on the monotonic clock, which a change of the wall clock does not move.
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
     }
 
     deinit {
@@ -34,6 +40,15 @@ final class Condition: @unchecked Sendable {
     /// corresponding C function is `pthread_cond_wait`.
     func wait() {
         pthread_cond_wait(condition, mutex)
+    }
+
+    /// Inside `withLock`: as `wait()`, but also returns at the monotonic `deadline`
+    /// (seconds). The corresponding C function is `pthread_cond_timedwait`.
+    func wait(until deadline: Double) {
+        var ts = timespec()
+        ts.tv_sec = Int(deadline)
+        ts.tv_nsec = Int((deadline - Double(Int(deadline))) * 1e9)
+        _ = pthread_cond_timedwait(condition, mutex, &ts)
     }
 
     /// Wakes every waiter. The corresponding C function is `pthread_cond_broadcast`.

@@ -1,0 +1,127 @@
+import ArcaProtocol
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// arca-secretd's requests to arcad, as the user (SO_PEERCRED limits it to the
+/// user's own vault). One connection, reopened when arcad closed an idle one.
+final class ArcadLink {
+    let uid: UInt32
+    let socketPath: String
+    private var client: ArcadClient?
+
+    init(uid: UInt32, socketPath: String) {
+        self.uid = uid
+        self.socketPath = socketPath
+    }
+
+    /// Sends `request`; an `.error` reply becomes `SecretError`. arcad closes
+    /// connections idle past its client timeout: a closed one is retried once, fresh.
+    func send(_ request: Request) throws(SecretError) -> Reply {
+        var request = request
+        defer { request.wipeSecrets() }
+        let reply: Reply
+        switch attempt(request) {
+        case .success(let first): reply = first
+        case .failure(.connectionClosed), .failure(.timedOut):
+            switch attempt(request) {
+            case .success(let second): reply = second
+            case .failure(let error): throw SecretError.failed("arcad: \(error)")
+            }
+        case .failure(let error): throw SecretError.failed("arcad: \(error)")
+        }
+        if case .error(let status, let message) = reply { throw SecretError(status: status, message: message) }
+        return reply
+    }
+
+    // Kept out of line: inlining the client's I/O into a retry loop made the optimizer
+    // spend minutes on this file.
+    @inline(never)
+    private func attempt(_ request: Request) -> Result<Reply, ClientError> {
+        do throws(ClientError) {
+            let connection: ArcadClient
+            if let existing = client {
+                connection = existing
+            } else {
+                connection = try ArcadClient(path: socketPath, timeoutMilliseconds: 10_000)
+            }
+            client = connection
+            return .success(try connection.send(request))
+        } catch {
+            client = nil
+            return .failure(error)
+        }
+    }
+
+    /// The attribute items of a reply.
+    func items(_ request: Request) throws(SecretError) -> AttributeItemList {
+        guard case .attributeItems(let list) = try send(request) else { throw SecretError.failed("unexpected reply") }
+        return list
+    }
+
+    /// The lock classes the user's vault holds now.
+    func unlockedClasses() -> LockClasses {
+        guard case .status(let status)? = try? send(.status(uid: uid)) else { return [] }
+        return status.unlocked
+    }
+}
+
+/// Long-polls arcad for the user's vault events on its own thread and hands them
+/// to the bus thread (through `queue` and a wake of the bus loop).
+final class EventListener: @unchecked Sendable {
+    private let uid: UInt32
+    private let socketPath: String
+    private let wake: WakeSignal
+    private let queue = Mutex<[VaultEvent]>([])
+    /// Set when events were missed: the bus thread re-reads everything.
+    private let missed = Atomic<Bool>(false)
+
+    init(uid: UInt32, socketPath: String, wake: WakeSignal) {
+        self.uid = uid
+        self.socketPath = socketPath
+        self.wake = wake
+    }
+
+    /// Events since the last call, and whether some were missed.
+    func take() -> (events: [VaultEvent], missed: Bool) {
+        let events = queue.withLock { q in
+            defer { q.removeAll() }
+            return q
+        }
+        return (events, missed.exchange(false, ordering: .relaxed))
+    }
+
+    func start() {
+        Threads.detach { [self] in run() }
+    }
+
+    private func run() {
+        var after: UInt64 = 0
+        while true {
+            after = listen(after: after)
+            // arcad restarted or is gone: retry; the next batch says what was missed.
+            usleep(500_000)
+        }
+    }
+
+    /// Long-polls on one connection until it fails; returns the last number seen.
+    @inline(never)
+    private func listen(after start: UInt64) -> UInt64 {
+        var after = start
+        guard let client = try? ArcadClient(path: socketPath, timeoutMilliseconds: 30_000) else { return after }
+        while case .events(let batch)? = try? client.send(
+            .waitEvents(uid: uid, after: after, timeoutMilliseconds: ProtocolLimits.maximumEventWaitMilliseconds))
+        {
+            // The first poll (after 0) only learns the current number.
+            if after != 0, batch.missed { missed.store(true, ordering: .relaxed) }
+            after = batch.next
+            if !batch.events.isEmpty || batch.missed {
+                queue.withLock { $0 += batch.events }
+                wake.wake()
+            }
+        }
+        return after
+    }
+}

@@ -1,0 +1,219 @@
+import CSystemd
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed sd-bus call: the function and the errno it returned.
+public struct BusError: Error, CustomStringConvertible {
+    /// The sd-bus function and what it was for.
+    public let call: String
+    /// The errno (positive).
+    public let errno: Int32
+    /// The D-Bus error name of a failed method call, if any.
+    public let name: String?
+
+    public var description: String {
+        let text = String(cString: strerror(errno))
+        if let name { return "\(call): \(name) (\(text))" }
+        return "\(call): \(text)"
+    }
+}
+
+/// The session-bus connection of arca-secretd, used from its one bus thread.
+/// Thin wrappers, one per sd-bus call; only this file and BusMessage touch pointers.
+final class BusConnection {
+    let bus: OpaquePointer
+    private var handlers: [Unmanaged<HandlerBox>] = []
+
+    private final class HandlerBox {
+        let body: (BusMessage) -> Void
+        init(_ body: @escaping (BusMessage) -> Void) { self.body = body }
+    }
+
+    private init(bus: OpaquePointer) { self.bus = bus }
+
+    deinit {
+        sd_bus_flush_close_unref(bus)
+        for h in handlers { h.release() }
+    }
+
+    /// Connects to the session bus (`DBUS_SESSION_BUS_ADDRESS`). The corresponding C function is `sd_bus_open_user`.
+    static func openSession() throws(BusError) -> BusConnection {
+        var bus: OpaquePointer?
+        let r = sd_bus_open_user(&bus)
+        guard r >= 0, let bus else { throw BusError(call: "sd_bus_open_user", errno: -r, name: nil) }
+        return BusConnection(bus: bus)
+    }
+
+    /// Our unique name (`:1.7`). The corresponding C function is `sd_bus_get_unique_name`.
+    var uniqueName: String {
+        var name: UnsafePointer<CChar>?
+        guard sd_bus_get_unique_name(bus, &name) >= 0, let name else { return "" }
+        return String(cString: name)
+    }
+
+    /// Asks for a well-known name; `replace` takes it from an owner that allows it.
+    /// Returns false if another connection owns it. The corresponding C function is `sd_bus_request_name`.
+    func requestName(_ name: String, replace: Bool) throws(BusError) -> Bool {
+        var flags = UInt64(SD_BUS_NAME_ALLOW_REPLACEMENT)
+        if replace { flags |= UInt64(SD_BUS_NAME_REPLACE_EXISTING) }
+        let r = sd_bus_request_name(bus, name, flags)
+        if r == -EEXIST { return false }
+        if r == -EALREADY { return true }
+        guard r >= 0 else { throw BusError(call: "sd_bus_request_name \(name)", errno: -r, name: nil) }
+        return true
+    }
+
+    /// Calls `body` with every method call to `prefix` or below (replied to by
+    /// `body`). The corresponding C function is `sd_bus_add_fallback`.
+    func addFallback(_ prefix: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
+        let r = sd_bus_add_fallback(bus, nil, prefix, { message, userdata, _ in
+            BusConnection.dispatch(message, userdata)
+            return 1
+        }, retain(body))
+        guard r >= 0 else { throw BusError(call: "sd_bus_add_fallback \(prefix)", errno: -r, name: nil) }
+    }
+
+    /// Calls `body` with every message matching `rule`. The corresponding C function is `sd_bus_add_match`.
+    func addMatch(_ rule: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
+        let r = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
+            BusConnection.dispatch(message, userdata)
+            return 0
+        }, retain(body))
+        guard r >= 0 else { throw BusError(call: "sd_bus_add_match \(rule)", errno: -r, name: nil) }
+    }
+
+    /// Keeps a handler alive as long as the connection (sd-bus holds only its pointer).
+    private func retain(_ body: @escaping (BusMessage) -> Void) -> UnsafeMutableRawPointer {
+        let box = Unmanaged.passRetained(HandlerBox(body))
+        handlers.append(box)
+        return box.toOpaque()
+    }
+
+    private static func dispatch(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) {
+        guard let message, let userdata else { return }
+        Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue().body(BusMessage(borrowing: message))
+    }
+
+    /// Calls a bus method with string arguments and waits (2 s at most).
+    func call(_ destination: String, _ path: String, _ interface: String, _ member: String, _ strings: [String])
+        throws(BusError) -> BusMessage
+    {
+        var request: OpaquePointer?
+        var r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
+        guard r >= 0, let request else { throw BusError(call: "new call \(member)", errno: -r, name: nil) }
+        defer { sd_bus_message_unref(request) }
+        for s in strings {
+            r = s.withCString { sd_bus_message_append_basic(request, CChar(UInt8(ascii: "s")), $0) }
+            guard r >= 0 else { throw BusError(call: "append to \(member)", errno: -r, name: nil) }
+        }
+        var error = sd_bus_error()
+        defer { sd_bus_error_free(&error) }
+        var reply: OpaquePointer?
+        r = sd_bus_call(bus, request, 2_000_000, &error, &reply)
+        guard r >= 0, let reply else {
+            throw BusError(call: "\(interface).\(member)", errno: -r, name: error.name.map { String(cString: $0) })
+        }
+        return BusMessage(adopting: reply)
+    }
+
+    /// Sends a method return with `values`. The corresponding C functions are
+    /// `sd_bus_message_new_method_return` and `sd_bus_send`.
+    func reply(to call: BusMessage, _ values: [BusValue]) {
+        var reply: OpaquePointer?
+        guard sd_bus_message_new_method_return(call.message, &reply) >= 0, let reply else { return }
+        defer { sd_bus_message_unref(reply) }
+        let outgoing = BusMessage(borrowing: reply)
+        for v in values { guard outgoing.append(v) else { return } }
+        _ = sd_bus_send(bus, reply, nil)
+    }
+
+    /// Sends an error reply. The corresponding C function is `sd_bus_reply_method_error`.
+    func replyError(to call: BusMessage, name: String, message: String) {
+        name.withCString { n in
+            message.withCString { m in
+                var error = sd_bus_error(name: n, message: m, _need_free: 0)
+                _ = sd_bus_reply_method_error(call.message, &error)
+            }
+        }
+    }
+
+    /// Emits a signal, to everyone or (`destination`) to one client only. The
+    /// corresponding C functions are `sd_bus_message_new_signal`, `sd_bus_message_set_destination`, `sd_bus_send`.
+    func emit(
+        _ path: String, _ interface: String, _ member: String, _ values: [BusValue], to destination: String? = nil
+    ) {
+        var signal: OpaquePointer?
+        guard sd_bus_message_new_signal(bus, &signal, path, interface, member) >= 0, let signal else { return }
+        defer { sd_bus_message_unref(signal) }
+        if let destination { _ = sd_bus_message_set_destination(signal, destination) }
+        let outgoing = BusMessage(borrowing: signal)
+        for v in values { guard outgoing.append(v) else { return } }
+        _ = sd_bus_send(bus, signal, nil)
+    }
+
+    /// Processes pending messages until none is left.
+    func processAll() throws(BusError) {
+        while true {
+            let r = sd_bus_process(bus, nil)
+            guard r >= 0 else { throw BusError(call: "sd_bus_process", errno: -r, name: nil) }
+            if r == 0 { return }
+        }
+    }
+
+    /// Waits until the bus or `wakeFD` is readable, or sd-bus's own timeout passes.
+    /// The corresponding C functions are `sd_bus_get_fd`, `sd_bus_get_events`, `sd_bus_get_timeout`, `poll`.
+    func wait(orReadable wakeFD: Int32) throws(BusError) {
+        let fd = sd_bus_get_fd(bus)
+        let events = sd_bus_get_events(bus)
+        guard fd >= 0, events >= 0 else {
+            throw BusError(call: "sd_bus_get_fd", errno: fd < 0 ? -fd : -events, name: nil)
+        }
+        var timeout: UInt64 = 0
+        _ = sd_bus_get_timeout(bus, &timeout)
+        var waitMilliseconds: Int32 = -1
+        if timeout != UInt64.max {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let nowMicros = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+            waitMilliseconds = timeout <= nowMicros ? 0 : Int32(min((timeout - nowMicros) / 1000 + 1, 60_000))
+        }
+        var fds = [
+            pollfd(fd: fd, events: Int16(events), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+        ]
+        let r = poll(&fds, 2, waitMilliseconds)
+        guard r >= 0 || errno == EINTR else { throw BusError(call: "poll", errno: errno, name: nil) }
+    }
+}
+
+/// A non-blocking pipe that another thread writes to wake the bus loop.
+final class WakeSignal: @unchecked Sendable {
+    /// The read end, polled by the bus loop.
+    let fd: Int32
+    private let writeFD: Int32
+
+    /// The corresponding C functions are `pipe` and `fcntl`.
+    init() throws(BusError) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw BusError(call: "pipe", errno: errno, name: nil) }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        fd = ends[0]
+        writeFD = ends[1]
+    }
+
+    /// Wakes the loop (a full pipe already will). The corresponding C function is `write`.
+    func wake() {
+        var byte: UInt8 = 1
+        _ = write(writeFD, &byte, 1)
+    }
+
+    /// Clears pending wakes. The corresponding C function is `read`.
+    func drain() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(fd, &buffer, buffer.count) > 0 {}
+    }
+}

@@ -1,0 +1,230 @@
+import ArcaCrypto
+import ArcaProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A transfer session (`OpenSession`): owned by the client that opened it.
+struct TransferSession {
+    let owner: String
+    /// nil: the `plain` algorithm.
+    let cipher: SessionCipher?
+}
+
+/// An item of the in-memory `session` collection (gone when arca-secretd exits).
+struct MemoryItem {
+    var label: String
+    var attributes: [String: String]
+    var secret: SecretBytes
+    var contentType: String
+    let created: UInt64
+    var modified: UInt64
+}
+
+/// A pending prompt: only its owner may run or dismiss it.
+struct PendingPrompt {
+    let owner: String
+    /// The objects to unlock (empty: nothing to do but complete).
+    let unlock: [String]
+}
+
+/// The freedesktop Secret Service over arcad: every object, method, property and
+/// signal of the spec (0.2), served from one bus thread. Login items live in the
+/// user's vault; session items in memory.
+public final class SecretService {
+    let bus: BusConnection
+    let arcad: ArcadLink
+    let wake: WakeSignal
+    let listener: EventListener
+    var sessions: [String: TransferSession] = [:]
+    var prompts: [String: PendingPrompt] = [:]
+    var memoryItems: [String: MemoryItem] = [:]
+    var nextNumber = 1
+    var loginLabel = "Login"
+    let started = UInt64(time(nil))
+    /// The vault's lock classes as last seen, for PropertiesChanged(Locked).
+    var unlocked: LockClasses = []
+    /// Label, attributes and dates of login items seen unlocked, by path id, so that
+    /// property reads (libsecret reads every item's) cost no arcad round trip. Never
+    /// secrets; emptied on any lock change, and per item on change or delete.
+    var cache: [String: AttributeItemInfo] = [:]
+    let verbose: Bool
+
+    /// The well-known name of the Secret Service.
+    public static let busName = "org.freedesktop.secrets"
+
+    /// Connects to the session bus and to arcad (as `uid`, at `socketPath`).
+    public init(uid: UInt32, socketPath: String, verbose: Bool) throws {
+        bus = try BusConnection.openSession()
+        arcad = ArcadLink(uid: uid, socketPath: socketPath)
+        wake = try WakeSignal()
+        listener = EventListener(uid: uid, socketPath: socketPath, wake: wake)
+        self.verbose = verbose
+    }
+
+    /// Why arca-secretd could not start.
+    public enum StartError: Error, CustomStringConvertible {
+        /// Another provider owns the name (and, with `--replace`, does not allow replacement).
+        case nameTaken(owner: String, replaceAsked: Bool)
+        case bus(BusError)
+
+        public var description: String {
+            switch self {
+            case .nameTaken(let owner, false):
+                "\(SecretService.busName) is owned by \(owner); stop it (see arca-secretd(1) for gnome-keyring) "
+                    + "or run arca-secretd --replace"
+            case .nameTaken(let owner, true):
+                "\(SecretService.busName) is owned by \(owner), which does not allow replacement; stop it first"
+            case .bus(let e): "session bus: \(e)"
+            }
+        }
+    }
+
+    /// Registers the objects, takes the name (from an owner that allows it, with
+    /// `replace`) and serves until the bus closes or the name is lost. Returns the
+    /// reason it stopped.
+    public func run(replace: Bool) throws(StartError) -> String {
+        var lost: String?
+        do {
+            try bus.addFallback(SecretObject.base) { [unowned self] message in handle(message) }
+            try bus.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+            ) { [unowned self] message in clientGone(message) }
+            try bus.addMatch(
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameLost'"
+            ) { message in
+                if (try? message.readString()) == Self.busName { lost = "lost \(Self.busName) to another provider" }
+            }
+            guard try bus.requestName(Self.busName, replace: replace) else {
+                throw StartError.nameTaken(owner: ownerDescription(), replaceAsked: replace)
+            }
+        } catch let e as StartError {
+            throw e
+        } catch let e as BusError {
+            throw .bus(e)
+        } catch {
+            throw .bus(BusError(call: "start", errno: EINVAL, name: nil))
+        }
+        unlocked = arcad.unlockedClasses()
+        listener.start()
+        while lost == nil {
+            do {
+                try bus.processAll()
+                wake.drain()
+                deliverEvents()
+                if lost != nil { break }
+                try bus.wait(orReadable: wake.fd)
+            } catch {
+                return "session bus: \(error)"
+            }
+        }
+        return lost ?? "stopped"
+    }
+
+    /// "pid N (/usr/bin/gnome-keyring-daemon)" for the current owner of the name.
+    private func ownerDescription() -> String {
+        guard let reply = try? bus.call(
+            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+            [Self.busName]), let pid = try? reply.readUInt32()
+        else { return "another process" }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
+        if n > 0 {
+            return "pid \(pid) (\(String(decoding: buffer.prefix(n).map { UInt8(bitPattern: $0) }, as: UTF8.self)))"
+        }
+        return "pid \(pid)"
+    }
+
+    func log(_ text: String) {
+        guard verbose else { return }
+        var line = Array("arca-secretd: \(text)\n".utf8)
+        _ = write(2, &line, line.count)
+    }
+
+    func newNumber() -> String {
+        defer { nextNumber += 1 }
+        return String(nextNumber)
+    }
+
+    // MARK: Clients that leave
+
+    /// A client's unique name left the bus: its sessions and prompts go with it.
+    private func clientGone(_ message: BusMessage) {
+        guard let name = try? message.readString(), let _ = try? message.readString(),
+            let newOwner = try? message.readString(), newOwner.isEmpty, name.hasPrefix(":")
+        else { return }
+        sessions = sessions.filter { $0.value.owner != name }
+        prompts = prompts.filter { $0.value.owner != name }
+    }
+
+    // MARK: Events from arcad
+
+    private func deliverEvents() {
+        let (events, missed) = listener.take()
+        let login = CollectionID.login.path
+        if missed { bus.emit(SecretObject.base, Interfaces.service, "CollectionChanged", [.objectPath(login)]) }
+        if missed { cache.removeAll() }
+        for event in events {
+            switch event {
+            case .lockChanged(let classes):
+                cache.removeAll()
+                guard classes != unlocked else { continue }
+                unlocked = classes
+                bus.emit(
+                    login, Interfaces.properties, "PropertiesChanged",
+                    [.string(Interfaces.collection), .properties(["Locked": .bool(loginLocked)]),
+                     .array(elementSignature: "s", [])])
+            case .itemAdded(let ref):
+                // Keychain items (not Secret Service ones) are not in the collection.
+                guard isAttributeItem(ref) else { continue }
+                bus.emit(login, Interfaces.collection, "ItemCreated", [.objectPath(itemPath(ref))])
+            case .itemChanged(let ref):
+                cache[ReferenceText.encode(ref)] = nil
+                guard isAttributeItem(ref) else { continue }
+                bus.emit(login, Interfaces.collection, "ItemChanged", [.objectPath(itemPath(ref))])
+            case .itemDeleted(let ref):
+                cache[ReferenceText.encode(ref)] = nil
+                bus.emit(login, Interfaces.collection, "ItemDeleted", [.objectPath(itemPath(ref))])
+            case .itemsChanged:
+                cache.removeAll()
+                bus.emit(SecretObject.base, Interfaces.service, "CollectionChanged", [.objectPath(login)])
+            }
+        }
+    }
+
+    private func isAttributeItem(_ ref: [UInt8]) -> Bool {
+        guard let list = try? arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
+        else { return false }
+        return !list.items.isEmpty || !list.locked.isEmpty
+    }
+
+    /// A login item seen unlocked: from the cache, else from arcad (then cached).
+    /// nil when it is locked or gone.
+    func cachedItem(_ id: String) throws -> AttributeItemInfo? {
+        if let hit = cache[id] { return hit }
+        guard let ref = ReferenceText.decode(id) else { return nil }
+        let list = try arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
+        guard let item = list.items.first else { return nil }
+        cache[id] = item
+        return item
+    }
+
+    func itemPath(_ ref: [UInt8]) -> String { CollectionID.login.path + "/" + ReferenceText.encode(ref) }
+
+    /// The login collection is locked when the class of new items is: the
+    /// afterFirstUnlock key (see secret_service_class in arca.conf(5)).
+    var loginLocked: Bool { !unlocked.contains(.afterFirstUnlock) }
+}
+
+/// The interface names.
+enum Interfaces {
+    static let service = "org.freedesktop.Secret.Service"
+    static let collection = "org.freedesktop.Secret.Collection"
+    static let item = "org.freedesktop.Secret.Item"
+    static let session = "org.freedesktop.Secret.Session"
+    static let prompt = "org.freedesktop.Secret.Prompt"
+    static let properties = "org.freedesktop.DBus.Properties"
+    static let introspectable = "org.freedesktop.DBus.Introspectable"
+    static let peer = "org.freedesktop.DBus.Peer"
+}

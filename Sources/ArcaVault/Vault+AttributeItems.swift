@@ -1,0 +1,196 @@
+import ArcaCrypto
+
+/// Secret Service attribute items (`AttributeItem`) over the encrypted rows: each
+/// is a generic password in the reserved access group, plus one blind-index row
+/// per attribute pair in `attr_tags`. A search intersects the rows of its pairs in
+/// SQLite, then confirms every candidate on its decrypted attributes: no scan of
+/// the vault, and no false match from a tag collision.
+extension Vault {
+    /// The most attributes one item may carry, and the longest name or value.
+    public static let maximumAttributeCount = 64
+    public static let maximumAttributeLength = 16 << 10
+
+    /// Adds an item. With `replace`, the oldest item whose attributes equal
+    /// `attributes` exactly gets the new label, content type and secret instead
+    /// (and keeps its reference). Returns the item and whether it replaced one.
+    /// `accessible` defaults to `afterFirstUnlock`. The class locked → `locked`.
+    public func addAttributeItem(
+        label: String, attributes: [String: String], contentType: String, secret: SecretBytes,
+        accessible: Accessibility?, replace: Bool
+    ) throws -> (item: AttributeItem, replaced: Bool) {
+        try validate(attributes)
+        return try guarded {
+            try db.transaction {
+                if replace, let existing = try exactMatch(attributes) {
+                    let item = try updateAttributeItem(
+                        existing, label: label, attributes: nil, contentType: contentType, secret: secret)
+                    return (item, true)
+                }
+                var a = ItemAttributes()
+                a.accessGroup = AttributeItem.accessGroup
+                a.account = Self.randomAccount()
+                a.label = label
+                a.secretAttributes = attributes
+                a.contentType = contentType
+                a.accessible = accessible ?? .afterFirstUnlock
+                let added = try add(.genericPassword, attributes: a, secret: secret)
+                guard let reference = added.persistentReference, let stored = added.attributes else {
+                    throw VaultError.param("the added item has no reference")
+                }
+                try writeTags(attributes, reference: reference)
+                return (AttributeItem(reference: reference.bytes, attributes: stored, secret: nil), false)
+            }
+        }
+    }
+
+    /// Items whose attributes include every pair of `attributes` (exact,
+    /// case-sensitive); `[:]` matches every attribute item. With no key held at all
+    /// → `locked` (nothing can be searched, and locked is never "not found").
+    public func searchAttributeItems(_ attributes: [String: String], returnSecrets: Bool = false) throws
+        -> AttributeSearchResult
+    {
+        try validate(attributes)
+        guard let index = blindIndex else { throw VaultError.locked }
+        return try guarded {
+            var condition: String
+            var binds: [SQLValue] = []
+            if attributes.isEmpty {
+                condition = "grp = ?"
+                binds.append(.blob(try crypto { try index.tag(ItemCodec.lookupKey("grp", AttributeItem.accessGroup)) }))
+            } else {
+                condition = "id IN ("
+                    + Array(repeating: "SELECT item FROM attr_tags WHERE tag = ?", count: attributes.count)
+                    .joined(separator: " INTERSECT ") + ")"
+                for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
+                    binds.append(.blob(try crypto { try index.tag(ItemCodec.attributeKey(name, value)) }))
+                }
+            }
+            var unlocked: [AttributeItem] = []
+            var locked: [PersistentReference] = []
+            try forEachAttributeRow(where: condition, binds, withSecret: returnSecrets) { row in
+                guard classKeys[row.accessible] != nil else {
+                    locked.append(PersistentReference(unchecked: row.ref))
+                    return
+                }
+                let (itemKey, a) = try open(row)
+                guard a.accessGroup == AttributeItem.accessGroup, let have = a.secretAttributes,
+                    attributes.allSatisfy({ have[$0.key] == $0.value })
+                else { return }
+                let secret = returnSecrets ? try readSecret(Match(row: row, itemKey: itemKey, attributes: a)) : nil
+                unlocked.append(AttributeItem(reference: row.ref, attributes: a, secret: secret))
+            }
+            return AttributeSearchResult(unlocked: unlocked, locked: locked)
+        }
+    }
+
+    /// One item by reference. Unknown (or not an attribute item) → `itemNotFound`;
+    /// its class locked → `locked`.
+    public func attributeItem(_ reference: PersistentReference, returnSecret: Bool = false) throws -> AttributeItem {
+        let results = try copyMatching(Self.byReference(reference, returnSecret: returnSecret))
+        guard let found = results.first, let attributes = found.attributes else { throw VaultError.itemNotFound }
+        return AttributeItem(reference: reference.bytes, attributes: attributes, secret: found.data)
+    }
+
+    /// Changes what is given of one item and sets its modification time; returns
+    /// the item as stored. Unknown → `itemNotFound`; locked → `locked`.
+    @discardableResult
+    public func updateAttributeItem(
+        _ reference: PersistentReference, label: String? = nil, attributes: [String: String]? = nil,
+        contentType: String? = nil, secret: SecretBytes? = nil
+    ) throws -> AttributeItem {
+        if let attributes { try validate(attributes) }
+        var changes = ItemAttributes()
+        changes.label = label
+        changes.secretAttributes = attributes
+        changes.contentType = contentType
+        return try guarded {
+            try db.transaction {
+                _ = try update(Self.byReference(reference, returnSecret: false), changes: changes, secret: secret)
+                if let attributes {
+                    try db.statement("DELETE FROM attr_tags WHERE item = (SELECT id FROM items WHERE ref = ?)")
+                        .bind(.blob(reference.bytes)).run()
+                    try writeTags(attributes, reference: reference)
+                }
+                return try attributeItem(reference)
+            }
+        }
+    }
+
+    /// Deletes one item. Unknown → `itemNotFound`; locked → `locked`.
+    public func deleteAttributeItem(_ reference: PersistentReference) throws {
+        _ = try delete(Self.byReference(reference, returnSecret: false))
+    }
+
+    // MARK: Internals
+
+    private static func byReference(_ reference: PersistentReference, returnSecret: Bool) -> Query {
+        Query(
+            .genericPassword, attributes: ItemAttributes { $0.accessGroup = AttributeItem.accessGroup },
+            synchronizable: .any, persistentReference: reference, matchLimit: .one, returnData: returnSecret,
+            returnAttributes: true)
+    }
+
+    /// The oldest unlocked item whose attributes are exactly `attributes`; a locked
+    /// candidate → `locked` (replacing must not silently add a twin).
+    private func exactMatch(_ attributes: [String: String]) throws -> PersistentReference? {
+        let found = try searchAttributeItems(attributes)
+        if let item = found.unlocked.first(where: { $0.attributes == attributes }) { return item.reference }
+        if !found.locked.isEmpty { throw VaultError.locked }
+        return nil
+    }
+
+    private func writeTags(_ attributes: [String: String], reference: PersistentReference) throws {
+        guard let index = blindIndex else { throw VaultError.locked }
+        for (name, value) in attributes {
+            let tag = try crypto { try index.tag(ItemCodec.attributeKey(name, value)) }
+            try db.statement("INSERT OR IGNORE INTO attr_tags(tag, item) SELECT ?, id FROM items WHERE ref = ?")
+                .bind(.blob(tag), .blob(reference.bytes)).run()
+        }
+    }
+
+    /// Calls `body` with each generic-password row matching `condition`, in insertion order.
+    private func forEachAttributeRow(
+        where condition: String, _ binds: [SQLValue], withSecret: Bool, _ body: (Row) throws -> Void
+    ) throws {
+        let sql =
+            "SELECT id, ref, accessible, sync, pk, wrapped_key, meta\(withSecret ? ", secret" : "") FROM items "
+            + "WHERE class = ? AND \(condition) ORDER BY id"
+        let statement = try db.statement(sql)
+        var rows: [Row] = []
+        do {
+            defer { statement.finish() }
+            try statement.bindAt(1, .integer(Int64(ItemClass.genericPassword.rawValue)))
+            for (i, value) in binds.enumerated() { try statement.bindAt(i + 2, value) }
+            while try statement.step() {
+                guard let accessible = Accessibility(rawValue: UInt8(truncatingIfNeeded: statement.int(2))) else {
+                    throw VaultError.damaged(path: path, reason: "an item has an unknown accessibility class")
+                }
+                rows.append(
+                    Row(
+                        id: statement.int(0), ref: statement.blob(1), itemClass: .genericPassword,
+                        accessible: accessible, sync: statement.int(3) != 0, pk: statement.blob(4),
+                        wrappedKey: statement.blob(5), meta: statement.blob(6),
+                        sealedSecret: withSecret ? statement.blob(7) : nil))
+            }
+        }
+        defer { itemKeyScratch?.wipe() }
+        for row in rows { try body(row) }
+    }
+
+    private func validate(_ attributes: [String: String]) throws {
+        guard attributes.count <= Self.maximumAttributeCount else {
+            throw VaultError.param("at most \(Self.maximumAttributeCount) attributes per item")
+        }
+        for (name, value) in attributes {
+            guard name.utf8.count <= Self.maximumAttributeLength, value.utf8.count <= Self.maximumAttributeLength
+            else { throw VaultError.param("an attribute name or value is longer than 16 KiB") }
+        }
+    }
+
+    private static func randomAccount() -> String {
+        SecureRandom.bytes(count: 16).map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+        }.joined()
+    }
+}

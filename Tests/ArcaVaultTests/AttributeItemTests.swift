@@ -1,0 +1,145 @@
+import ArcaCrypto
+import Testing
+
+@testable import ArcaVault
+
+/// Secret Service attribute items: the dictionary round-trips, search is exact and
+/// case-sensitive through the blind index, locked never reads as not found.
+@Suite struct AttributeItemTests {
+    static let unicode = ["xdg:schema": "org.example.Pass", "user": "Zoë 東京 🔑", "host": " spaced  out\t",
+                          "punct": "a=b;c,d'e\"f\\g"]
+
+    func add(_ vault: Vault, _ attributes: [String: String], label: String = "l", secret value: String = "s",
+             replace: Bool = false) throws -> (item: AttributeItem, replaced: Bool)
+    {
+        try vault.addAttributeItem(
+            label: label, attributes: attributes, contentType: "text/plain", secret: secret(value), accessible: nil,
+            replace: replace)
+    }
+
+    @Test func attributesLabelAndContentTypeRoundTrip() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let (added, replaced) = try vault.addAttributeItem(
+            label: "Mail 📬", attributes: Self.unicode, contentType: "application/octet-stream", secret: secret(""),
+            accessible: nil, replace: false)
+        #expect(replaced == false)
+        let item = try vault.attributeItem(added.reference, returnSecret: true)
+        #expect(item.label == "Mail 📬")
+        #expect(item.attributes == Self.unicode)
+        #expect(item.contentType == "application/octet-stream")
+        #expect(item.accessible == .afterFirstUnlock)
+        #expect(item.secret?.count == 0)
+        #expect(item.created > 1_700_000_000 && item.created == item.modified)
+        // A Keychain item in the reserved group with a random 32-hex-digit account.
+        let keychain = try vault.copyMatching(
+            query({ $0.accessGroup = AttributeItem.accessGroup }) { $0.returnAttributes = true })
+        #expect(keychain.count == 1)
+        #expect(keychain.first?.attributes?.account?.count == 32)
+        #expect(keychain.first?.attributes?.secretAttributes == Self.unicode)
+    }
+
+    @Test func searchIsExactAndCaseSensitiveAndAllowsExtraAttributes() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let a = try add(vault, ["service": "git", "user": "Alice"]).item.reference
+        let b = try add(vault, ["service": "git", "user": "alice"]).item.reference
+        let c = try add(vault, ["service": "gitx", "user": "Alice", "extra": "1"]).item.reference
+        let d = try add(vault, Self.unicode).item.reference
+        func refs(_ q: [String: String]) throws -> [PersistentReference] {
+            try vault.searchAttributeItems(q).unlocked.map(\.reference)
+        }
+        #expect(try refs(["service": "git"]) == [a, b])
+        #expect(try refs(["user": "Alice"]) == [a, c])
+        #expect(try refs(["user": "ALICE"]) == [])
+        #expect(try refs(["service": "git", "user": "alice"]) == [b])
+        #expect(try refs(["service": "gi"]) == [])
+        #expect(try refs(["extra": "1"]) == [c])
+        #expect(try refs([:]) == [a, b, c, d])
+        #expect(try refs(["host": " spaced  out\t"]) == [d])
+        #expect(try refs(["host": "spaced out"]) == [])
+        #expect(try refs(["punct": "a=b;c,d'e\"f\\g", "user": "Zoë 東京 🔑"]) == [d])
+        // A name and value that concatenate the same way are different pairs.
+        let e = try add(vault, ["ab": "c"]).item.reference
+        #expect(try refs(["a": "bc"]) == [])
+        #expect(try refs(["ab": "c"]) == [e])
+        // Keychain items never appear.
+        try vault.add(.genericPassword, attributes: genp("git", "Alice"), secret: secret("k"))
+        #expect(try refs([:]).count == 5)
+    }
+
+    @Test func replaceUpdatesTheItemWithEqualAttributesOnly() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let first = try add(vault, ["k": "v"], secret: "one").item.reference
+        let twin = try add(vault, ["k": "v"], secret: "two", replace: false)
+        #expect(twin.replaced == false && twin.item.reference != first)
+        let wider = try add(vault, ["k": "v", "x": "y"], secret: "three").item.reference
+        let replaced = try add(vault, ["k": "v"], label: "new", secret: "four", replace: true)
+        #expect(replaced.replaced == true && replaced.item.reference == first)
+        #expect(replaced.item.label == "new")
+        #expect(text(try vault.attributeItem(first, returnSecret: true).secret) == "four")
+        #expect(text(try vault.attributeItem(wider, returnSecret: true).secret) == "three")
+        let fresh = try add(vault, ["k": "other"], replace: true)
+        #expect(fresh.replaced == false)
+        #expect(try vault.searchAttributeItems([:]).unlocked.count == 4)
+    }
+
+    @Test func updateRetagsAndDeleteRemovesTags() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let ref = try add(vault, ["k": "v"]).item.reference
+        let before = try vault.attributeItem(ref)
+        let updated = try vault.updateAttributeItem(ref, attributes: ["k": "w"], secret: secret("new"))
+        #expect(updated.attributes == ["k": "w"] && updated.label == "l" && updated.created == before.created)
+        #expect(updated.modified >= before.modified)
+        #expect(try vault.searchAttributeItems(["k": "v"]).unlocked.isEmpty)
+        #expect(try vault.searchAttributeItems(["k": "w"], returnSecrets: true).unlocked.map { text($0.secret) }
+            == ["new"])
+        try vault.deleteAttributeItem(ref)
+        #expect(vaultError { _ = try vault.attributeItem(ref) } == .itemNotFound)
+        #expect(vaultError { try vault.deleteAttributeItem(ref) } == .itemNotFound)
+        #expect(try vault.db.statement("SELECT count(*) FROM attr_tags").int0() == 0)
+    }
+
+    @Test func lockedItemsComeBackAsLockedNeverAsNotFound() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let afu = try add(vault, ["k": "v"]).item.reference
+        let wu = try vault.addAttributeItem(
+            label: "w", attributes: ["k": "v", "w": "1"], contentType: "", secret: secret("x"), accessible: .whenUnlocked,
+            replace: false
+        ).item.reference
+        vault.lock(Accessibility.whenUnlockedClasses)
+        let partial = try vault.searchAttributeItems(["k": "v"])
+        #expect(partial.unlocked.map(\.reference) == [afu])
+        #expect(partial.locked == [wu])
+        #expect(vaultError { _ = try vault.attributeItem(wu) } == .locked)
+        // Replacing must not add a twin of an item it cannot see.
+        #expect(vaultError { _ = try add(vault, ["k": "v", "w": "1"], replace: true) } == .locked)
+        #expect(try add(vault, ["k": "v"], secret: "new", replace: true).replaced == true)
+        vault.lockAll()
+        #expect(vaultError { _ = try vault.searchAttributeItems(["k": "v"]) } == .locked)
+        #expect(vaultError { _ = try vault.attributeItem(afu) } == .locked)
+        #expect(vaultError { try vault.deleteAttributeItem(afu) } == .locked)
+    }
+
+    @Test func tooManyOrTooLongAttributesAreRefused() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        var many: [String: String] = [:]
+        for i in 0...Vault.maximumAttributeCount { many["k\(i)"] = "v" }
+        #expect(vaultError { _ = try add(vault, many) } == .param("at most 64 attributes per item"))
+        let long = String(repeating: "x", count: Vault.maximumAttributeLength + 1)
+        #expect(vaultError { _ = try add(vault, ["k": long]) } == .param("an attribute name or value is longer than 16 KiB"))
+        #expect(try vault.itemCount() == 0)
+    }
+}
+
+extension Statement {
+    /// The first column of the first row.
+    func int0() throws -> Int64 {
+        defer { finish() }
+        return try step() ? int(0) : -1
+    }
+}

@@ -1,0 +1,292 @@
+#!/usr/bin/python3
+"""Raw D-Bus clients of the Secret Service for Tests/integration/45-secretd.sh.
+
+Each subcommand prints one line per check ("name: value") that the script compares
+exactly. Uses python3-dbus only (no libsecret), and openssl(1) for AES-CBC.
+"""
+import hashlib, hmac, logging, os, secrets, subprocess, sys, threading, time
+import dbus
+
+# dbus-python logs a failed introspection of an object that no longer exists; the
+# checks below print the error of the call itself.
+logging.disable(logging.CRITICAL)
+
+BUS = "org.freedesktop.secrets"
+BASE = "/org/freedesktop/secrets"
+SVC = "org.freedesktop.Secret.Service"
+COL = "org.freedesktop.Secret.Collection"
+ITEM = "org.freedesktop.Secret.Item"
+PROPS = "org.freedesktop.DBus.Properties"
+P = int("FFFFFFFFFFFFFFFFC90FDAA22168C234C4C6628B80DC1CD129024E088A67CC74020BBEA63B139B22514A08798E3404DDEF9519B3"
+        "CD3A431B302B0A6DF25F14374FE1356D6D51C245E485B576625E7EC6F44C42E9A637ED6B0BFF5CB6F406B7EDEE386BFB5A899F"
+        "A5AE9F24117C4B1FE649286651ECE65381FFFFFFFFFFFFFFFF", 16)
+
+
+def bus():
+    return dbus.SessionBus(private=True)
+
+
+def obj(b, path):
+    return b.get_object(BUS, path)
+
+
+def err(call):
+    try:
+        call()
+        return "ok"
+    except dbus.DBusException as e:
+        return e.get_dbus_name()
+
+
+def attrs(d):
+    return dbus.Dictionary(d, signature="ss")
+
+
+def props(label, attributes):
+    return dbus.Dictionary({ITEM + ".Label": dbus.String(label), ITEM + ".Attributes": attrs(attributes)},
+                           signature="sv")
+
+
+def plain(b):
+    _, session = obj(b, BASE).OpenSession("plain", dbus.String(""), dbus_interface=SVC)
+    return session
+
+
+def secret(session, value, content_type="text/plain"):
+    return dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(value), content_type), signature="oayays")
+
+
+def hkdf(shared):
+    prk = hmac.new(b"\0" * 32, shared, hashlib.sha256).digest()
+    return hmac.new(prk, b"\x01", hashlib.sha256).digest()[:16]
+
+
+def aes(mode, key, iv, data):
+    return subprocess.run(["openssl", "enc", "-aes-128-cbc", mode, "-K", key.hex(), "-iv", iv.hex()],
+                          input=data, capture_output=True, check=True).stdout
+
+
+def chromium(b):
+    """Chromium's sequence (os_crypt/key_storage_libsecret, via libsecret's calls)."""
+    service = obj(b, BASE)
+    default = service.ReadAlias("default", dbus_interface=SVC)
+    print("ReadAlias default:", default)
+    col = obj(b, default)
+    print("Label:", col.Get(COL, "Label", dbus_interface=PROPS))
+    unlocked, prompt = service.Unlock([default], dbus_interface=SVC)
+    print("Unlock:", list(map(str, unlocked)), prompt)
+    session = plain(b)
+    a = {"application": "chrome", "xdg:schema": "chrome_libsecret_os_crypt_password_v2"}
+    item, prompt = col.CreateItem(props("Chrome Safe Storage", a), secret(session, b"peanuts"), False,
+                                  dbus_interface=COL)
+    print("CreateItem prompt:", prompt)
+    unlocked, locked = service.SearchItems(attrs(a), dbus_interface=SVC)
+    print("SearchItems:", [str(p) == str(item) for p in unlocked], len(locked))
+    s = obj(b, item).GetSecret(session, dbus_interface=ITEM)
+    print("GetSecret:", bytes(s[2]).decode(), s[3])
+    twin, _ = col.CreateItem(props("Chrome Safe Storage", a), secret(session, b"again"), False, dbus_interface=COL)
+    print("replace=false twin:", str(twin) != str(item), len(service.SearchItems(attrs(a), dbus_interface=SVC)[0]))
+
+
+def gokeyring(b):
+    """go-keyring (zalando/go-keyring, secret_service.go): plain only, Unlock of the exact path."""
+    service = obj(b, BASE)
+    session = plain(b)
+    col_path = BASE + "/collection/login"
+    unlocked, prompt = service.Unlock([col_path], dbus_interface=SVC)
+    print("Unlock exact:", list(map(str, unlocked)) == [col_path], prompt)
+    col = obj(b, col_path)
+    a = {"username": "alice", "service": "go-app"}
+    item, _ = col.CreateItem(props("Password for 'alice' on 'go-app'", a), secret(session, b"s3 cr=t;"), True,
+                             dbus_interface=COL)
+    again, _ = col.CreateItem(props("Password for 'alice' on 'go-app'", a), secret(session, b"new"), True,
+                              dbus_interface=COL)
+    print("replace=true same item:", str(item) == str(again))
+    found = col.SearchItems(attrs(a), dbus_interface=COL)
+    print("SearchItems:", len(found))
+    print("GetSecret:", bytes(obj(b, found[0]).GetSecret(session, dbus_interface=ITEM)[2]).decode())
+    print("Delete prompt:", obj(b, found[0]).Delete(dbus_interface=ITEM))
+    print("after Delete:", err(lambda: obj(b, found[0]).GetSecret(session, dbus_interface=ITEM)))
+    print("unknown algorithm:", err(lambda: service.OpenSession("rot13", dbus.String(""), dbus_interface=SVC)))
+
+
+def dh(b, public_length, want_leading_zero=False):
+    """A DH session with a client public key of `public_length` bytes; GetSecret decrypted with openssl."""
+    service = obj(b, BASE)
+    for attempt in range(4000):
+        if public_length == 1:
+            x, y = 1, 2  # the smallest valid public key: 2 = g^1
+        else:
+            while True:
+                x = secrets.randbits(1024)
+                y = pow(2, x, P)
+                if y.bit_length() > 1016:
+                    break
+        out, session = service.OpenSession(
+            "dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.ByteArray(y.to_bytes(public_length, "big")), dbus_interface=SVC)
+        server = int.from_bytes(bytes(out), "big")
+        shared = pow(server, x, P).to_bytes(128, "big")
+        if not want_leading_zero or shared[0] == 0:
+            break
+        obj(b, session).Close(dbus_interface="org.freedesktop.Secret.Session")
+    key = hkdf(shared)
+    col = obj(b, BASE + "/collection/login")
+    iv = os.urandom(16)
+    sealed = aes("-e", key, iv, "ünïcode ✓".encode())
+    item, _ = col.CreateItem(props("dh", {"dh": str(public_length)}), dbus.Struct(
+        (session, dbus.ByteArray(iv), dbus.ByteArray(sealed), "text/plain"), signature="oayays"), True,
+        dbus_interface=COL)
+    s = obj(b, item).GetSecret(session, dbus_interface=ITEM)
+    print("server key bytes:", len(out), "leading zero:", shared[0] == 0 if want_leading_zero else "n/a")
+    print("round trip:", aes("-d", key, bytes(s[1]), bytes(s[2])).decode(), len(bytes(s[1])))
+
+
+def bad_keys(b):
+    service = obj(b, BASE)
+    for name, key in [("empty", b""), ("129 bytes", b"\x02" * 129), ("one", b"\x01"), ("zero", b"\x00"),
+                      ("p-1", (P - 1).to_bytes(128, "big")), ("p", P.to_bytes(128, "big"))]:
+        print(name + ":", err(lambda: service.OpenSession(
+            "dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.ByteArray(key), dbus_interface=SVC)))
+    print("variant of wrong type:", err(lambda: service.OpenSession(
+        "dh-ietf1024-sha256-aes128-cbc-pkcs7", dbus.String("x"), dbus_interface=SVC)))
+
+
+def sessions(b):
+    """A session belongs to its opener; it goes when its opener leaves the bus."""
+    other = bus()
+    session = plain(other)
+    col = obj(b, BASE + "/collection/login")
+    mine = plain(b)
+    item, _ = col.CreateItem(props("owned", {"owned": "1"}), secret(mine, b"x"), True, dbus_interface=COL)
+    print("GetSecret with another client's session:",
+          err(lambda: obj(b, item).GetSecret(session, dbus_interface=ITEM)))
+    print("CreateItem with another client's session:", err(lambda: col.CreateItem(
+        props("owned", {"owned": "2"}), secret(session, b"x"), False, dbus_interface=COL)))
+    print("GetSecrets with another client's session:", err(lambda: obj(b, BASE).GetSecrets(
+        [item], session, dbus_interface=SVC)))
+    print("session visible while its owner is connected:", err(lambda: obj(b, session).GetAll(
+        "org.freedesktop.Secret.Session", dbus_interface=PROPS)))
+    other.close()
+    time.sleep(0.3)
+    print("after its owner disconnected:", err(lambda: obj(b, session).GetAll(
+        "org.freedesktop.Secret.Session", dbus_interface=PROPS)))
+    print("GetSecrets with my session:", len(obj(b, BASE).GetSecrets([item, BASE + "/collection/login/" + "0" * 32],
+                                                                      mine, dbus_interface=SVC)))
+
+
+def locked(b, phase):
+    service = obj(b, BASE)
+    a = {"lock": "test"}
+    if phase == "store":
+        session = plain(b)
+        obj(b, BASE + "/collection/login").CreateItem(props("locked", a), secret(session, b"x"), True,
+                                                       dbus_interface=COL)
+        return
+    session = plain(b)
+    r = err(lambda: service.SearchItems(attrs(a), dbus_interface=SVC))
+    if r == "ok":
+        unlocked, lockedlist = service.SearchItems(attrs(a), dbus_interface=SVC)
+        print("SearchItems:", len(unlocked), "unlocked,", len(lockedlist), "locked")
+        item = lockedlist[0]
+        print("Item Locked:", bool(obj(b, item).Get(ITEM, "Locked", dbus_interface=PROPS)))
+        print("GetSecret:", err(lambda: obj(b, item).GetSecret(session, dbus_interface=ITEM)))
+        print("GetSecrets leaves it out:", len(service.GetSecrets([item], session, dbus_interface=SVC)))
+        print("GetAll:", sorted(str(k) for k in obj(b, item).GetAll(ITEM, dbus_interface=PROPS).keys()))
+        target = item
+    else:
+        print("SearchItems:", r)
+        target = BASE + "/collection/login"
+        print("GetAll on the collection:", err(lambda: obj(b, target).GetAll(COL, dbus_interface=PROPS)))
+    unlocked, prompt = service.Unlock([target], dbus_interface=SVC)
+    print("Unlock:", len(unlocked), "prompt" if prompt.startswith(BASE + "/prompt/") else prompt)
+    done = []
+    loop_done = threading.Event()
+
+    def completed(dismissed, result):
+        done.append((bool(dismissed), list(result)))
+        loop_done.set()
+
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+    DBusGMainLoop(set_as_default=True)
+    b2 = dbus.SessionBus(private=True)
+    service2 = b2.get_object(BUS, BASE)
+    _, prompt2 = service2.Unlock([target], dbus_interface=SVC)
+    b2.add_signal_receiver(completed, "Completed", "org.freedesktop.Secret.Prompt", path=prompt2)
+    b2.get_object(BUS, prompt2).Prompt("", dbus_interface="org.freedesktop.Secret.Prompt")
+    loop = GLib.MainLoop()
+    GLib.timeout_add(3000, loop.quit)
+    GLib.idle_add(lambda: (loop.quit() if loop_done.is_set() else True))
+    loop.run()
+    print("Prompt completed:", done)
+    print("prompt gone:", err(lambda: b2.get_object(BUS, prompt2).Prompt("", dbus_interface="org.freedesktop.Secret.Prompt")))
+
+
+def locked_property(b):
+    """The Locked property and label of the item stored by `locked store` (read through any cache)."""
+    service = obj(b, BASE)
+    unlocked, lockedlist = service.SearchItems(attrs({"lock": "test"}), dbus_interface=SVC)
+    item = (list(unlocked) + list(lockedlist))[0]
+    p = obj(b, item).GetAll(ITEM, dbus_interface=PROPS)
+    print("Locked:", bool(p["Locked"]), "Label:", str(p["Label"]) or "-")
+
+
+def libsecret():
+    """libsecret itself (what GNOME apps, python keyring and git-credential-libsecret use)."""
+    import gi
+    gi.require_version("Secret", "1")
+    from gi.repository import Secret
+    schema = Secret.Schema.new("org.example.Arca", Secret.SchemaFlags.NONE,
+                               {"user": Secret.SchemaAttributeType.STRING, "port": Secret.SchemaAttributeType.INTEGER})
+    print("store:", Secret.password_store_sync(schema, {"user": "zoë", "port": "443"}, Secret.COLLECTION_DEFAULT,
+                                               "Example ✓", "pässword", None))
+    print("lookup:", Secret.password_lookup_sync(schema, {"user": "zoë", "port": "443"}, None))
+    print("lookup wrong case:", Secret.password_lookup_sync(schema, {"user": "Zoë"}, None))
+    flags = Secret.SearchFlags.ALL | Secret.SearchFlags.UNLOCK | Secret.SearchFlags.LOAD_SECRETS
+    items = Secret.password_search_sync(schema, {"user": "zoë"}, flags, None)
+    item = items[0]
+    print("search:", len(items), item.get_label(), sorted(item.get_attributes().items()),
+          item.get_secret().get_text(), item.get_locked(), item.get_created() > 0)
+    service = Secret.Service.get_sync(Secret.ServiceFlags.LOAD_COLLECTIONS, None)
+    print("collections:", sorted(c.get_label() for c in service.get_collections()))
+    print("clear:", Secret.password_clear_sync(schema, {"user": "zoë"}, None))
+    print("lookup after clear:", Secret.password_lookup_sync(schema, {"user": "zoë"}, None))
+
+
+def listen(b, probe, socket, uid):
+    """ItemCreated for an item another client adds through arcad."""
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+    DBusGMainLoop(set_as_default=True)
+    b = dbus.SessionBus(private=True)
+    got = []
+    loop = GLib.MainLoop()
+
+    def created(path):
+        got.append(str(path))
+        loop.quit()
+
+    b.add_signal_receiver(created, "ItemCreated", COL, path=BASE + "/collection/login")
+    GLib.timeout_add(200, lambda: subprocess.run([probe, socket, "add-attribute", uid, "from arca", "origin=probe"],
+                                                 input=b"pw\n", capture_output=True) and False)
+    GLib.timeout_add(5000, loop.quit)
+    loop.run()
+    if not got:
+        print("ItemCreated: none")
+        return
+    a = b.get_object(BUS, got[0]).Get(ITEM, "Attributes", dbus_interface=PROPS)
+    print("ItemCreated:", {str(k): str(v) for k, v in a.items()})
+
+
+if __name__ == "__main__":
+    command, rest = sys.argv[1], sys.argv[2:]
+    b = bus()
+    if command == "chromium": chromium(b)
+    elif command == "gokeyring": gokeyring(b)
+    elif command == "dh": dh(b, int(rest[0]), len(rest) > 1)
+    elif command == "badkeys": bad_keys(b)
+    elif command == "sessions": sessions(b)
+    elif command == "locked": locked(b, rest[0])
+    elif command == "listen": listen(b, *rest)
+    elif command == "libsecret": libsecret()
+    elif command == "lockedprop": locked_property(b)

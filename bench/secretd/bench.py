@@ -1,0 +1,41 @@
+#!/usr/bin/python3
+"""Timed Secret Service calls for bench/secretd/run.sh (run inside a session bus).
+
+  fill FROM TO        CreateItem items FROM..TO-1 (plain session); prints the mean cost
+                      of each block of 100 that starts at a checkpoint (100, 1000, 5000, 9900)
+  searchitems         SearchItems({"bench": "1"}) over every item: the median of 5 calls, in ms
+"""
+import sys, time
+import dbus
+
+BASE = "/org/freedesktop/secrets"
+b = dbus.SessionBus()
+service = b.get_object("org.freedesktop.secrets", BASE)
+SVC = "org.freedesktop.Secret.Service"
+
+if sys.argv[1] == "fill":
+    start, end = int(sys.argv[2]), int(sys.argv[3])
+    _, session = service.OpenSession("plain", dbus.String(""), dbus_interface=SVC)
+    col = b.get_object("org.freedesktop.secrets", str(service.ReadAlias("default", dbus_interface=SVC)))
+    block_start = None
+    for i in range(start, end):
+        if i in (100, 1000, 5000, 9900):
+            block_start, block_first = time.perf_counter(), i
+        props = dbus.Dictionary({
+            "org.freedesktop.Secret.Item.Label": dbus.String("bench %d" % i),
+            "org.freedesktop.Secret.Item.Attributes": dbus.Dictionary(
+                {"bench": "1", "id": str(i), "xdg:schema": "org.example.Bench"}, signature="ss")}, signature="sv")
+        secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"secret-%d" % i), "text/plain"),
+                             signature="oayays")
+        col.CreateItem(props, secret, False, dbus_interface="org.freedesktop.Secret.Collection")
+        if block_start is not None and i == block_first + 99:
+            print("create items %d-%d: %.2f ms/item" % (block_first, i, (time.perf_counter() - block_start) * 10))
+            block_start = None
+elif sys.argv[1] == "searchitems":
+    times, count = [], 0
+    for _ in range(5):
+        t = time.perf_counter()
+        unlocked, locked = service.SearchItems(dbus.Dictionary({"bench": "1"}, signature="ss"), dbus_interface=SVC)
+        times.append((time.perf_counter() - t) * 1000)
+        count = len(unlocked) + len(locked)
+    print("SearchItems over %d items: %.1f ms" % (count, sorted(times)[2]))

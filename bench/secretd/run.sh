@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# bench/secretd: arca-secretd beside gnome-keyring, each on its own private session
+# bus, as a throwaway user (arca-secretd over a real arcad and vault):
+#   * `secret-tool lookup` as a whole process (hyperfine): with gnome-keyring, with
+#     arca-secretd, and secret-tool's own floor (a bus with no provider at all);
+#   * SearchItems over 1,000 items, and `secret-tool search --all` of 1,000 items;
+#   * CreateItem cost per item at 100 and 1,000 (both) and up to 10,000 (arca);
+#   * arca-secretd's RSS with 10,000 items.
+# Figures only, no assertions. Root; a few minutes; everything it starts is gone on exit.
+#
+#   bench/secretd/run.sh      (make bench runs it; ITEMS=10000 for Arca's fill)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ITEMS=${ITEMS:-10000}
+[ "$(id -u)" -eq 0 ] || { echo "bench/secretd: must run as root" >&2; exit 1; }
+for tool in gnome-keyring-daemon secret-tool dbus-run-session hyperfine; do
+    command -v "$tool" >/dev/null || { echo "bench/secretd: $tool missing (make deps)" >&2; exit 1; }
+done
+build=${ARCA_BUILD:-$PWD/.build/release}
+[ -n "${ARCA_BUILD:-}" ] || swift build -c release >/dev/null
+
+work=$(mktemp -d /tmp/arca-bench-secretd.XXXXXX); chmod 755 "$work"
+user=benchsd$$
+arcad_pid=""
+cleanup() {
+    if [ -n "$arcad_pid" ]; then "$build/arca" --socket "$work/arcad.sock" lock --all >/dev/null 2>&1 || true
+        kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
+    if id -u "$user" >/dev/null 2>&1; then
+        "$build/arca-keyring-probe" purge "$(id -u "$user")" >/dev/null 2>&1 || true; userdel -f "$user"; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+useradd -M -N -s /usr/sbin/nologin "$user"
+U=$(id -u "$user"); G=$(id -g "$user")
+mkdir -p "$work/home" && chown "$U:$G" "$work/home"
+"$build/arcad" --foreground --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
+arcad_pid=$!
+for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+as_user() {
+    setpriv --reuid="$U" --regid="$G" --clear-groups env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME="$work/home" \
+        XDG_RUNTIME_DIR="$work/home" ARCA_SOCKET="$work/arcad.sock" "$@"
+}
+printf 'bench-pw\n' | as_user "$build/arca" init --no-recovery-key >/dev/null
+
+# A bus whose only services are the ones started here: no activation of anything.
+cat >"$work/bus.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>session</type><listen>unix:tmpdir=/tmp</listen>
+<policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+</busconfig>
+CONF
+lookup='secret-tool lookup bench 1 id 500'
+hf() { hyperfine -N -i --warmup 3 --runs 30 --export-json "$HOME/$1.json" "$2" >/dev/null 2>&1 || true
+    /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('%.1f' % (r['median']*1000))" "$HOME/$1.json"; }
+waitname() { for _ in $(seq 200); do gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
+    -m org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true && return; sleep 0.05; done; }
+allsearch() { /usr/bin/python3 -c "import subprocess,time; t=time.perf_counter(); subprocess.run(['secret-tool','search','--all','bench','1'],capture_output=True); print('%.0f' % ((time.perf_counter()-t)*1000))"; }
+export -f hf waitname allsearch
+cat >"$work/home/common.sh" <<EOF2
+B=$build; PY=$PWD/bench/secretd/bench.py; ITEMS=$ITEMS; lookup='$lookup'
+$(declare -f hf waitname allsearch)
+EOF2
+
+# secret-tool's floor: nothing on the bus answers (ServiceUnknown at once).
+as_user dbus-run-session --config-file="$work/bus.conf" -- bash -c ". \$HOME/common.sh
+echo \"floor_ms=\$(hf floor \"\$lookup\")\"" >"$work/floor.out" 2>/dev/null
+
+# gnome-keyring: login keyring created and unlocked non-interactively, 1,000 items.
+as_user dbus-run-session --config-file="$work/bus.conf" -- bash -c ". \$HOME/common.sh
+printf bench-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; waitname
+/usr/bin/python3 \$PY fill 0 1000
+echo \"lookup_ms=\$(hf gk \"\$lookup\")\"
+/usr/bin/python3 \$PY searchitems
+echo \"searchall_ms=\$(allsearch)\"
+/usr/bin/python3 \$PY fill 1000 1100
+gk=\$(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | grep -o '[0-9][0-9]*' | tail -1)
+kill \$gk" >"$work/gk.out" 2>/dev/null
+
+# arca-secretd.
+as_user dbus-run-session --config-file="$work/bus.conf" -- bash -c ". \$HOME/common.sh
+\$B/arca-secretd & sd=\$!; waitname
+/usr/bin/python3 \$PY fill 0 1000
+echo \"lookup_ms=\$(hf arca \"\$lookup\")\"
+/usr/bin/python3 \$PY searchitems
+echo \"searchall_ms=\$(allsearch)\"
+/usr/bin/python3 \$PY fill 1000 \$ITEMS
+secret-tool search --all bench 1 >/dev/null 2>&1
+echo \"rss_kb=\$(ps -o rss= -p \$sd | tr -d ' ')\"
+kill \$sd" >"$work/arca.out" 2>/dev/null
+
+val() { { grep -m1 "^$2" "$work/$1.out" || true; } | sed "s/^$2//"; }
+floor=$(val floor floor_ms=)
+gk_lookup=$(val gk lookup_ms=); arca_lookup=$(val arca lookup_ms=)
+echo "== bench/secretd ($(nproc) cores, $ITEMS items for Arca's fill)"
+printf '%-48s %16s %16s\n' "" "arca-secretd" "gnome-keyring"
+printf '%-48s %13s ms %13s ms\n' "secret-tool lookup, whole process (median)" "$arca_lookup" "$gk_lookup"
+printf '%-48s %13s ms\n' "secret-tool's floor (no provider on the bus)" "$floor"
+/usr/bin/python3 - "$arca_lookup" "$gk_lookup" "$floor" <<'PY'
+import sys
+a, g, f = map(float, sys.argv[1:])
+print("%-48s %16s %16s" % ("time above the floor", "%.1f ms" % (a - f), "%.1f ms" % (g - f)))
+print("%-48s %16s" % ("Arca above floor / gnome-keyring above floor", "%.2fx" % ((a - f) / (g - f) if g > f else float("nan"))))
+PY
+printf '%-48s %16s %16s\n' "SearchItems over 1,000 items (median of 5)" \
+    "$(val arca 'SearchItems over 1000 items: ')" "$(val gk 'SearchItems over 1000 items: ')"
+a_all=$(val arca searchall_ms=); g_all=$(val gk searchall_ms=)
+printf '%-48s %13s ms %13s ms  (%sx)\n' "secret-tool search --all, 1,000 items" "$a_all" "$g_all" \
+    "$(/usr/bin/python3 -c "print('%.0f' % ($g_all / max($a_all, 1)))")"
+for n in 100 1000 5000 9900; do
+    a=$({ grep -m1 "create items $n-" "$work/arca.out" || true; } | sed 's/.*: //')
+    g=$({ grep -m1 "create items $n-" "$work/gk.out" || true; } | sed 's/.*: //')
+    printf '%-48s %16s %16s\n' "CreateItem, items $n-$((n + 99))" "${a:--}" "${g:--}"
+done
+printf '%-48s %13s kB\n' "arca-secretd RSS with $ITEMS items" "$(val arca rss_kb=)"
