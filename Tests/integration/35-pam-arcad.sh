@@ -10,6 +10,7 @@ if ! "$build/arcad" --help 2>&1 | grep -q -- '--state-dir'; then
     exit 0
 fi
 source "$(dirname "$0")/30-pam-lib.bash"
+source "$(dirname "$0")/lib-arcad.bash"  # drop_parked
 arcad_pid=""
 start_arcad() {
     stop_arcad
