@@ -96,9 +96,14 @@ public struct TestSupportError: Error, CustomStringConvertible {
 }
 
 /// Creates `count` throwaway users, runs `body`, and removes them (also on failure).
-/// `cleanup` runs first for each user (purge their keys, …).
+/// `cleanup` runs first for each user (purge their keys, …). `farUids` gives them
+/// random uids far above useradd's range, for a test that deletes its user while
+/// arcad runs: suites run in parallel, and with useradd's next free uid another
+/// suite's new user could take that uid at once and have its keyrings purged.
+/// Only such tests should ask: every uid that ever had a keyring stays listed in
+/// /proc/key-users until reboot.
 public func withThrowawayUsers(
-    _ count: Int, prefix: String = "arcat", cleanup: (TestUser) -> Void = { _ in },
+    _ count: Int, prefix: String = "arcat", farUids: Bool = false, cleanup: (TestUser) -> Void = { _ in },
     _ body: ([TestUser]) throws -> Void
 ) throws {
     guard getuid() == 0 else { throw TestSupportError("this test must run as root (it creates users)") }
@@ -116,13 +121,9 @@ public func withThrowawayUsers(
     }
     for index in 0..<count {
         let name = "\(prefix)\(tag)\(index)"
-        // A random uid far above useradd's own range: suites run in parallel, and some
-        // delete their user while arcad still runs (recycled-uid and deleted-account
-        // attacks). With useradd's next-free uid, another suite's new user could take
-        // that uid at once and have its keyrings purged by the first suite's arcad.
         func add() throws -> CommandResult {
-            let uid = UInt32.random(in: 5_000_000..<9_000_000)
-            return try run(["useradd", "-M", "-N", "-u", "\(uid)", "-s", "/usr/sbin/nologin", name])
+            let uid = farUids ? ["-u", "\(UInt32.random(in: 5_000_000..<9_000_000))"] : []
+            return try run(["useradd", "-M", "-N"] + uid + ["-s", "/usr/sbin/nologin", name])
         }
         var made = try add()
         // 1 and 10: /etc/passwd or /etc/group is locked by another suite; 4: the uid is taken.

@@ -163,7 +163,7 @@ struct KernelAttackTests {
 
     @Test("attack: after userdel a recycled uid inherits nothing, and its @u has the default permissions")
     func recycledUidInheritsNothing() throws {
-        try withThrowawayUsers(1, prefix: "keyringa", cleanup: purge) { users in
+        try withThrowawayUsers(1, prefix: "keyringa", farUids: true, cleanup: purge) { users in
             let bob = users[0]
             let arcad = try RunningArcad()
             defer { arcad.stop() }

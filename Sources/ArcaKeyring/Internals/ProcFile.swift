@@ -2,7 +2,9 @@ import Glibc
 
 /// Reads small procfs files without Foundation.
 enum ProcFile {
-    static func read(_ path: String) -> String? {
+    /// The file's text, or its first `limit` bytes at most (a seq_file makes only the
+    /// pages that are read).
+    static func read(_ path: String, limit: Int = .max) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -16,6 +18,7 @@ enum ProcFile {
             }
             if n == 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
+            if bytes.count >= limit { break }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
