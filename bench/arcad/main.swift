@@ -180,7 +180,9 @@ print(pad("RSS (VmRSS)", 44) + pad(mib(field("VmRSS")), 30) + peerRSS)
 print(pad("peak RSS (VmHWM)", 44) + pad(mib(field("VmHWM")), 30) + peerHWM)
 print("target: arcad RSS ≤ 30 MB")
 
-_ = try? setup.send(.lockAll)
+// A fresh connection: arcad drops one idle for longer than client_timeout_ms, and a
+// lockAll lost that way would leave every user's keys parked in root's @u.
+_ = try? connect().send(.lockAll)
 arcad.terminate()
 arcad.waitUntilExit()
 for uid in users { _ = KeyringLayout().purge(user: uid) }
