@@ -55,7 +55,7 @@ let package = Package(
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
         .target(name: "ArcaProtocol"),
-        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "ArcaCrypto"]),
+        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "ArcaCrypto", "ArcaProtocol"]),
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
@@ -137,7 +137,7 @@ let package = Package(
             name: "arca-keyring-probe", dependencies: ["ArcaKeyring", "ArcaCrypto"], path: "Tests/ArcaKeyringProbe"),
         .testTarget(
             name: "ArcaKeyringTests",
-            dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
+            dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaProtocol", "ArcaTestSupport", "arca-keyring-probe"]),
         .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
 
         // The freedesktop Secret Service provider (arca-secretd).

@@ -93,7 +93,7 @@ package struct ItemStore: Sendable {
     /// when the query allows it and the kernel has it, else from arcad.
     /// `nil` when no item matches; a locked vault throws.
     package func secret(_ query: Query) throws(KeychainError) -> (data: Data, source: Source)? {
-        if kernelReads, let key = Self.kernelKey(for: query), let data = Self.readKernel(key, persistent: systemVault) {
+        if kernelReads, let data = Self.readKernel(query, persistent: systemVault) {
             return (data, .kernel)
         }
         do {
@@ -114,54 +114,18 @@ package struct ItemStore: Sendable {
 
     // MARK: - The kernel path
 
-    private static let genericKeyTags: Set<AttributeTag> = [.service, .account, .accessGroup, .synchronizable]
-    private static let internetKeyTags: Set<AttributeTag> = [
-        .server, .account, .protocol, .port, .path, .securityDomain, .authenticationType, .accessGroup,
-        .synchronizable,
-    ]
-
     /// The kernel key a query names, when reading it answers the query exactly:
-    /// the secret of one item, matched on primary-key attributes only (absent
-    /// optional parts are the empty default, which the item then has).
+    /// the secret of one item, matched on primary-key attributes only.
     package static func kernelKey(for query: Query) -> KeyringItemKey? {
-        guard query.persistentRef == nil, query.matchLimit == .one, query.returnFlags == .data,
-            !query.caseInsensitive, !query.synchronizableAny
-        else { return nil }
-        let a = query.attributes
-        func string(_ tag: AttributeTag) -> String? {
-            if case .string(let s)? = a[tag] { return s }
-            return nil
-        }
-        var synchronizable = false
-        if let value = a[.synchronizable] {
-            guard case .bool(let b) = value else { return nil }
-            synchronizable = b
-        }
-        switch query.itemClass {
-        case .genericPassword:
-            guard Set(a.keys).isSubset(of: genericKeyTags), let service = string(.service),
-                let account = string(.account)
-            else { return nil }
-            return .genericPassword(
-                GenericPasswordKey(
-                    service: service, account: account, accessGroup: string(.accessGroup) ?? "",
-                    synchronizable: synchronizable))
-        case .internetPassword:
-            guard Set(a.keys).isSubset(of: internetKeyTags), let server = string(.server),
-                let account = string(.account)
-            else { return nil }
-            var port = 0
-            if let value = a[.port] {
-                guard case .uint32(let p) = value else { return nil }
-                port = Int(p)
-            }
-            return .internetPassword(
-                InternetPasswordKey(
-                    server: server, account: account, protocol: string(.protocol) ?? "", port: port,
-                    path: string(.path) ?? "", securityDomain: string(.securityDomain) ?? "",
-                    authenticationType: string(.authenticationType) ?? "", accessGroup: string(.accessGroup) ?? "",
-                    synchronizable: synchronizable))
-        }
+        guard asksForOneSecret(query) else { return nil }
+        return KeyringItemKey.named(by: query.attributes, itemClass: query.itemClass)
+    }
+
+    /// Whether the query asks for the secret of one item and nothing else; which
+    /// attributes the kernel can match is ``KeyringItemKey/named(by:itemClass:)``'s rule.
+    private static func asksForOneSecret(_ query: Query) -> Bool {
+        query.persistentRef == nil && query.matchLimit == .one && query.returnFlags == .data
+            && !query.caseInsensitive && !query.synchronizableAny
     }
 
     /// The item's secret from the kernel, or `nil` on any miss (then ask arcad).
@@ -171,20 +135,17 @@ package struct ItemStore: Sendable {
     /// undoing) would cost several times the two keyctl calls themselves.
     /// Reads `key` from the caller's keyrings, or with `persistent` from its
     /// persistent keyring only, where arcad places the system items granted to it.
-    private static func readKernel(_ key: KeyringItemKey, persistent: Bool) -> Data? {
-        guard let buffer = KernelScratch.take() else { return nil }
+    private static func readKernel(_ query: Query, persistent: Bool) -> Data? {
+        guard asksForOneSecret(query), let buffer = KernelScratch.take() else { return nil }
         defer { KernelScratch.giveBack(buffer) }
-        do {
-            let reader = KeyringReader()
-            let length = try persistent ? reader.readGranted(key, into: buffer) : reader.read(key, into: buffer)
-            guard length <= buffer.count else { return nil }
-            return buffer.withUnsafeMutableBytes { raw in
-                let payload = UnsafeMutableRawBufferPointer(rebasing: raw[0..<length])
-                defer { payload.initializeMemory(as: UInt8.self, repeating: 0) }
-                return Data(payload)
-            }
-        } catch {
-            return nil
+        guard
+            let length = KeyringReader().readItem(
+                named: query.attributes, itemClass: query.itemClass, granted: persistent, into: buffer)
+        else { return nil }
+        return buffer.withUnsafeMutableBytes { raw in
+            let payload = UnsafeMutableRawBufferPointer(rebasing: raw[0..<length])
+            defer { payload.initializeMemory(as: UInt8.self, repeating: 0) }
+            return Data(payload)
         }
     }
 }

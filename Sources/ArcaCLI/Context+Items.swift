@@ -49,11 +49,7 @@ extension Context {
     }
 
     mutating func get(_ item: ItemSelection, useKernel: Bool, json: Bool, output: inout Output) throws(CLIError) {
-        // The kernel knows only primary keys: a selection with a label or class
-        // to match must go to arcad.
-        if useKernel, item.otherAttributes.isEmpty, let key = item.keyringKey,
-            let secret = try? KeyringReader().read(key)
-        {
+        if useKernel, let secret = KeyringReader().readItem(named: item.allAttributes, itemClass: item.itemClass) {
             emit(secret: secret, json: json, output: &output)
             return
         }

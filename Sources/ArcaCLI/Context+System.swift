@@ -35,8 +35,8 @@ extension Context {
     mutating func systemGet(_ item: ItemSelection, useKernel: Bool, json: Bool, output: inout Output) throws(CLIError)
     {
         // arcad placed the caller's granted items in its persistent keyring (ring arca:svc).
-        if useKernel, item.otherAttributes.isEmpty, let key = item.keyringKey,
-            let secret = try? KeyringReader().readGranted(key)
+        if useKernel,
+            let secret = KeyringReader().readItem(named: item.allAttributes, itemClass: .genericPassword, granted: true)
         {
             emit(secret: secret, json: json, output: &output)
             return

@@ -104,20 +104,10 @@ enum ItemMapping {
             returnPersistentReference: q.returnFlags.contains(.persistentRef), caseInsensitive: q.caseInsensitive)
     }
 
-    /// The kernel key of a vault item: its primary key (ARCHITECTURE §4).
+    /// The kernel key of a vault item: its primary key (ARCHITECTURE §4), built by the
+    /// same builder the CLI and the library search with.
     static func keyringKey(_ a: ItemAttributes, itemClass c: ArcaVault.ItemClass) -> KeyringItemKey {
-        switch c {
-        case .genericPassword:
-            return .genericPassword(GenericPasswordKey(
-                service: a.service ?? "", account: a.account ?? "", accessGroup: a.accessGroup ?? "",
-                synchronizable: a.synchronizable ?? false))
-        case .internetPassword:
-            return .internetPassword(InternetPasswordKey(
-                server: a.server ?? "", account: a.account ?? "", protocol: a.protocol ?? "", port: a.port ?? 0,
-                path: a.path ?? "", securityDomain: a.securityDomain ?? "",
-                authenticationType: a.authenticationType ?? "", accessGroup: a.accessGroup ?? "",
-                synchronizable: a.synchronizable ?? false))
-        }
+        KeyringItemKey(itemClass: c, attributes: attributeMap(a, itemClass: c))
     }
 
     /// Strings reach SQLite and kernel key descriptions: NUL is refused.
