@@ -5,7 +5,7 @@ import ArcaProtocol
 /// The file format and every key are documented in `arca.conf(5)`.
 public struct DaemonConfig: Equatable, Sendable {
     /// The request socket.
-    public var socketPath = "/run/arca/arcad.sock"
+    public var socketPath = ArcadSocket.defaultPath
     /// The socket systemd's `LoadCredential=ID:PATH` connects to (peer uid 0 only).
     /// Unless set, `credentials.sock` next to the request socket, so that an arcad
     /// started with another `--socket` (a test, a second instance) never takes over

@@ -1,3 +1,5 @@
+import ArcaProtocol
+
 /// The arguments of a `pam_arca.so` line in a PAM service file, as
 /// documented in pam_arca(8).
 public struct ModuleOptions: Sendable, Equatable {
@@ -8,7 +10,7 @@ public struct ModuleOptions: Sendable, Equatable {
     /// `socket=PATH`: arcad's socket. The environment (`ARCA_SOCKET`) is
     /// deliberately ignored: in setuid programs (su, sudo) it belongs to the
     /// calling user, who could point root's derived key at a socket of theirs.
-    public var socketPath = "/run/arca/arcad.sock"
+    public var socketPath = ArcadSocket.defaultPath
     /// `auto_enroll` / `no_auto_enroll`: create the vault at the first login.
     public var autoEnroll = true
     /// `unlock_in_auth`: unlock during auth, not only in open_session. Always

@@ -45,8 +45,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
 /// the timeout (the PAM module must never hang a login). Frames that carried
 /// secrets are zeroed after use.
 public final class ArcadClient {
-    /// The default socket.
-    public static let defaultSocketPath = "/run/arca/arcad.sock"
+    /// The default socket (``ArcadSocket/defaultPath``).
+    public static let defaultSocketPath = ArcadSocket.defaultPath
 
     /// `ARCA_SOCKET` if set and non-empty, else the default.
     public static var environmentSocketPath: String {

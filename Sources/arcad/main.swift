@@ -15,7 +15,7 @@ let help = """
       --verbose           log debug messages too
       --config FILE       configuration file (default \(DaemonConfig.defaultPath); see arca.conf(5))
       --state-dir DIR     vaults and host key (default /var/lib/arca)
-      --socket PATH       request socket (default /run/arca/arcad.sock)
+      --socket PATH       request socket (default \(DaemonConfig().socketPath))
       --version           print the version and exit
       --help              print this help and exit
 
