@@ -139,6 +139,7 @@ struct Context {
         case .grants(let json): try grants(json: json, output: &output)
         case .compatibilityFind(let item, let passwordOnly, let passwordOnStderr):
             try compatibilityFind(item, passwordOnly: passwordOnly, passwordOnStderr: passwordOnStderr, output: &output)
+        case .action(let action): try action.run(&self, &output)
         }
     }
 }

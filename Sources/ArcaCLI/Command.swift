@@ -24,32 +24,9 @@ public struct ItemSelection: Sendable, Equatable {
     public var allAttributes: AttributeMap { keyAttributes.merging(otherAttributes) { first, _ in first } }
 
     /// The kernel key of the item, when the selection names exactly one primary key
-    /// (service or server, and account); nil otherwise (then only arcad can answer).
-    public var keyringKey: KeyringItemKey? {
-        guard case .string(let account)? = keyAttributes[.account] else { return nil }
-        let group = string(.accessGroup)
-        let sync = keyAttributes[.synchronizable] == .bool(true)
-        switch itemClass {
-        case .genericPassword:
-            guard case .string(let service)? = keyAttributes[.service] else { return nil }
-            return .genericPassword(
-                GenericPasswordKey(service: service, account: account, accessGroup: group, synchronizable: sync))
-        case .internetPassword:
-            guard case .string(let server)? = keyAttributes[.server] else { return nil }
-            var port = 0
-            if case .uint32(let value)? = keyAttributes[.port] { port = Int(value) }
-            return .internetPassword(
-                InternetPasswordKey(
-                    server: server, account: account, protocol: string(.protocol), port: port, path: string(.path),
-                    securityDomain: string(.securityDomain), authenticationType: string(.authenticationType),
-                    accessGroup: group, synchronizable: sync))
-        }
-    }
-
-    private func string(_ tag: AttributeTag) -> String {
-        if case .string(let value)? = keyAttributes[tag] { return value }
-        return ""
-    }
+    /// (service or server, and account); nil otherwise. (`get` reads the kernel only
+    /// when nothing but the primary key is given: see `KeyringReader.readItem`.)
+    public var keyringKey: KeyringItemKey? { KeyringItemKey.named(by: keyAttributes, itemClass: itemClass) }
 }
 
 /// A validated command, ready to run. Validation happens entirely before execution.
@@ -97,4 +74,32 @@ public enum Command: Sendable, Equatable {
     case grant(ItemSelection, principals: [Principal], revoke: Bool)
     /// `grants`.
     case grants(json: Bool)
+    /// A verb whose run function comes with it (see ``VerbAction``).
+    case action(VerbAction)
+}
+
+/// The command of a verb that brings its own run function, so that a verb added in
+/// its own file is one row there (and its name in ``CommandTable/verbs``), with no
+/// case in ``Command`` and no line in the executor: its handler returns
+/// `.action(VerbAction(verb: …, arguments: […]) { context, output in … })`.
+public struct VerbAction: Sendable, Equatable {
+    /// The verb.
+    public let verb: String
+    /// The validated arguments, spelled out for tests and equality; never a secret.
+    public let arguments: [String]
+    let run: @Sendable (inout Context, inout Output) throws(CLIError) -> Void
+
+    init(
+        verb: String, arguments: [String] = [],
+        run: @escaping @Sendable (inout Context, inout Output) throws(CLIError) -> Void
+    ) {
+        self.verb = verb
+        self.arguments = arguments
+        self.run = run
+    }
+
+    /// Same verb and arguments.
+    public static func == (lhs: VerbAction, rhs: VerbAction) -> Bool {
+        lhs.verb == rhs.verb && lhs.arguments == rhs.arguments
+    }
 }

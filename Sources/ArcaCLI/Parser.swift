@@ -18,25 +18,25 @@ public struct UsageError: Error, Equatable, Sendable {
 public struct ParsedCommand: Sendable, Equatable {
     /// The verb's name.
     public var verb: String
-    /// Options given, by name: the value, or nil for a flag (and for an
-    /// optional-value option given alone).
-    public var options: [String: String?]
+    /// Options given: the value, or nil for a flag (and for an optional-value
+    /// option given alone).
+    public var options: [OptionKey: String?]
     /// Positional words, in order.
     public var positionals: [String]
     /// `--socket`, given before or after the verb.
     public var socket: String?
 
-    /// Whether the option `name` was given.
-    public func has(_ name: String) -> Bool { options[name] != nil }
+    /// Whether the option was given.
+    public func has(_ key: OptionKey) -> Bool { options[key] != nil }
 
-    /// The value of option `name`, if it was given with one.
-    public func value(_ name: String) -> String? { options[name] ?? nil }
+    /// The value of the option, if it was given with one.
+    public func value(_ key: OptionKey) -> String? { options[key] ?? nil }
 
     /// Whether `-h/--help` was given.
-    public var wantsHelp: Bool { has("help") }
+    public var wantsHelp: Bool { has(.help) }
 
     /// Whether `--json` was given.
-    public var wantsJSON: Bool { has("json") }
+    public var wantsJSON: Bool { has(.json) }
 }
 
 /// The command-line parser, driven by ``CommandTable``.
@@ -73,7 +73,7 @@ public enum Parser {
             throw UsageError("unknown verb '\(verbName)'")
         }
         var parsed = try parseOptions(Array(words), of: verb)
-        if leadingHelp { parsed.options["help"] = .some(nil) }
+        if leadingHelp { parsed.options[.help] = .some(nil) }
         if parsed.socket == nil { parsed.socket = socket }
         return parsed
     }
@@ -118,36 +118,36 @@ public enum Parser {
                 if word.count > 2 { inlineValue = String(word.dropFirst(2)) }
             }
             let shown = spec.hasLongForm ? "--\(spec.name)" : "-\(spec.name)"
-            guard result.options[spec.name] == nil else {
+            guard result.options[spec.key] == nil else {
                 throw UsageError("option \(shown) given twice", verb: verb.name)
             }
             switch spec.arity {
             case .flag:
                 if inlineValue != nil { throw UsageError("option \(shown) takes no value", verb: verb.name) }
-                result.options[spec.name] = .some(nil)
+                result.options[spec.key] = .some(nil)
             case .value:
                 if let inlineValue {
-                    result.options[spec.name] = inlineValue
+                    result.options[spec.key] = inlineValue
                 } else if index < words.count {
-                    result.options[spec.name] = words[index]
+                    result.options[spec.key] = words[index]
                     index += 1
                 } else {
                     throw UsageError("option \(shown) needs a value", verb: verb.name)
                 }
             case .optionalValue:
                 if let inlineValue {
-                    result.options[spec.name] = inlineValue
+                    result.options[spec.key] = inlineValue
                 } else if index < words.count, !words[index].hasPrefix("-") {
-                    result.options[spec.name] = words[index]
+                    result.options[spec.key] = words[index]
                     index += 1
                 } else {
-                    result.options[spec.name] = .some(nil)
+                    result.options[spec.key] = .some(nil)
                 }
             }
         }
-        if let socket = result.options["socket"] {
+        if let socket = result.options[.socket] {
             result.socket = socket
-            result.options["socket"] = nil
+            result.options[.socket] = nil
         }
         if !result.wantsHelp, result.positionals.count > verb.maximumPositionals {
             let extra = result.positionals[verb.maximumPositionals]

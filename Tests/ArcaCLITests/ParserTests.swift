@@ -23,8 +23,8 @@ func runInProcess(_ arguments: [String]) -> (Int32, String, String) {
         for form in forms {
             let parsed = try Parser.parse(form)
             #expect(parsed.verb == "get")
-            #expect(parsed.value("service") == "mail", "\(form)")
-            #expect(parsed.value("account") == "alice", "\(form)")
+            #expect(parsed.value(.service) == "mail", "\(form)")
+            #expect(parsed.value(.account) == "alice", "\(form)")
         }
     }
 
@@ -34,7 +34,7 @@ func runInProcess(_ arguments: [String]) -> (Int32, String, String) {
         #expect(!parsed.wantsJSON)
         // A value that starts with a dash is still a value.
         let value = try Parser.parse(["get", "--service", "-weird", "-a", "x"])
-        #expect(value.value("service") == "-weird")
+        #expect(value.value(.service) == "-weird")
     }
 
     @Test func socketBeforeOrAfterTheVerb() throws {
