@@ -109,7 +109,7 @@ let package = Package(
         // arcad end to end: the real binary, real sockets, real kernel, throwaway users.
         // (arcad is not a dependency: its -static-stdlib would leak into the test bundle's
         // link; `swift build --build-tests` builds it anyway.)
-        .target(name: "ArcaTestSupport", path: "Tests/ArcaTestSupport"),
+        .target(name: "ArcaTestSupport", dependencies: ["ArcaProtocol"], path: "Tests/ArcaTestSupport"),
         .executableTarget(name: "arcad-probe", dependencies: ["ArcaProtocol"], path: "Tests/ArcadProbe"),
         .testTarget(
             name: "ArcadTests",
@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaProtocol", "ArcaTestSupport", "arca-keyring-probe"]),
-        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
+        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto", "ArcaTestSupport"]),
 
         // The freedesktop Secret Service provider (arca-secretd).
         .target(name: "ArcaSecretService", dependencies: ["ArcaCrypto", "ArcaProtocol", "CGcrypt", "CSystemd"]),

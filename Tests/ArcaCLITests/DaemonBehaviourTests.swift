@@ -5,7 +5,7 @@ import Testing
 
 /// JSON schemas, secrets kept out of argv and the environment, and isolation
 /// between users, against a real arcad.
-extension DaemonTests {
+extension CLIAgainstArcadBinaryTests {
 @Suite struct Behaviour {
     func object(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")

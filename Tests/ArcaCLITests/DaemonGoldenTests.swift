@@ -27,7 +27,7 @@ func check(_ steps: [Step], uid: UInt32? = nil, _ runner: ([String], String) thr
 
 let warning = Context.argvWarning + "\n"
 
-extension DaemonTests {
+extension CLIAgainstArcadBinaryTests {
 /// Golden stdout, stderr and exit status of every verb and error, against a real arcad,
 /// run as the vault's owner.
 @Suite struct Golden {

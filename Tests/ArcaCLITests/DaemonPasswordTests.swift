@@ -5,7 +5,7 @@ import Testing
 
 @testable import ArcaCLI
 
-extension DaemonTests {
+extension CLIAgainstArcadBinaryTests {
     /// `passwd --resync` after an administrator reset, and `passwd --recover`.
     @Suite struct Password {
         /// What root's PAM stack sends on `passwd user`: the new login password's key, without the old one.

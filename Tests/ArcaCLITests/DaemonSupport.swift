@@ -1,37 +1,25 @@
+import ArcaTestSupport
 import Foundation
 import Testing
 
 /// The suites that start arcad run one at a time: arcad installs rings in the
 /// owner's user keyring, and two daemons must not take turns replacing them.
-@Suite(.serialized) enum DaemonTests {}
+@Suite(.serialized) enum CLIAgainstArcadBinaryTests {}
 
-/// An arcad started for one test: a temporary state directory and socket, and a
-/// throwaway user who owns the vault (root's own keyring is shared with every
-/// other suite and session on the machine). `stop()` locks every vault, so no
-/// key stays in the kernel, kills arcad and removes the user.
+/// An arcad started for one test (``ArcadProcess``), and a throwaway user who owns
+/// the vault (root's own keyring is shared with every other suite and session on the
+/// machine). `stop()` locks every vault, so no key stays in the kernel, kills arcad,
+/// drops its parked keys and removes the user.
 final class TestArcad {
-    let directory: String
-    let socket: String
-    let process = Process()
+    let arcad: ArcadProcess
     let owner: TestUser
+    /// arcad's socket.
+    var socket: String { arcad.socket }
 
     init() throws {
         try #require(getuid() == 0, "the arca daemon tests must run as root (they start arcad and create users)")
         owner = try TestUser.create()
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("arca-cli-\(UUID().uuidString)").path
-        // 0755 so that a throwaway user can reach the socket inside.
-        try FileManager.default.createDirectory(
-            atPath: directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
-        socket = directory + "/arcad.sock"
-        process.executableURL = URL(fileURLWithPath: arcadPath)
-        process.arguments = ["--foreground", "--state-dir", directory + "/state", "--socket", socket]
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        for _ in 0..<100 {
-            if try asRoot(["status"]).status != 69 { return }
-            usleep(50_000)
-        }
-        Issue.record("arcad did not start listening on \(socket)")
+        arcad = try ArcadProcess(prefix: "arca-cli")
     }
 
     /// Runs `arca` as the owner against this daemon.
@@ -50,12 +38,7 @@ final class TestArcad {
     }
 
     func stop() {
-        _ = try? asRoot(["lock", "--all"])
-        // SIGKILL, not SIGTERM: a child spawned by the test runner inherits its blocked
-        // signal mask, so arcad would never see SIGTERM. Every vault was locked above.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(atPath: directory)
+        arcad.stop()
         owner.remove()
     }
 }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ArcaCLI
 
-extension DaemonTests {
+extension CLIAgainstArcadBinaryTests {
     /// `--synchronizable` with a `-this-device-only` class: errSecParam from arcad,
     /// exit 1 (arca(1), EXIT STATUS), and nothing stored or changed.
     @Suite struct Synchronizable {

@@ -2,7 +2,7 @@ import ArcaProtocol
 import Foundation
 import Testing
 
-extension DaemonTests {
+extension CLIAgainstArcadBinaryTests {
 /// `arca find` and `list` show the items desktop applications store through
 /// arca-secretd, with their Secret Service attributes, against a real arcad.
 @Suite struct SecretServiceGolden {

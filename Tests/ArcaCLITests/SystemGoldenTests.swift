@@ -3,7 +3,7 @@ import Testing
 
 @testable import ArcaCLI
 
-extension DaemonTests {
+extension CLIAgainstArcadBinaryTests {
     /// Golden output of the system-vault verbs: root writes and grants, the granted
     /// user reads (persistent keyring first, then arcad), another user cannot.
     @Suite struct SystemGolden {

@@ -13,9 +13,6 @@ struct Run: Equatable, CustomStringConvertible {
 /// The `arca` binary built next to the test bundle (`swift build --build-tests` builds it).
 let arcaPath: String = binary("arca")
 
-/// The `arcad` binary built next to the test bundle.
-let arcadPath: String = binary("arcad")
-
 func binary(_ name: String) -> String {
     let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
     var directory = URL(fileURLWithPath: exe).deletingLastPathComponent()

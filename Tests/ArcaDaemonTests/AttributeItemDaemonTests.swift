@@ -8,7 +8,7 @@ import Testing
 
 /// arcad's attribute-item requests and the per-user event stream, in process with
 /// the kernel twin (root: key parking uses root's real keyring).
-@Suite("arcad attribute items and events (root)", .serialized)
+@Suite("in-process arcad: attribute items and events (root)", .serialized)
 struct AttributeItemDaemonTests {
     let alice: UInt32 = 60_011
     let bob: UInt32 = 60_012

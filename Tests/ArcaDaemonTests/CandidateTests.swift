@@ -9,7 +9,7 @@ import Testing
 /// a candidate only for the session of the same PAM transaction, which presents
 /// the token arcad returned with the failure; it becomes the pending new password
 /// only when a second transaction's own session confirms the same key.
-@Suite("arcad candidate keys (root)", .serialized)
+@Suite("in-process arcad: candidate keys (root)", .serialized)
 struct CandidateTests {
     let alice: UInt32 = 60_041
     let bob: UInt32 = 60_042

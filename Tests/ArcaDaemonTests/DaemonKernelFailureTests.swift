@@ -9,7 +9,7 @@ import Testing
 /// could not destroy every key is an error and shows in status, never success;
 /// a write whose old secret may still be in the kernel is an error too; a full
 /// vault refuses writes with errSecQuotaExceeded.
-@Suite("arcad reports kernel failures (root)", .serialized)
+@Suite("in-process arcad: reports kernel failures (root)", .serialized)
 struct DaemonKernelFailureTests {
     let alice: UInt32 = 60_011
 

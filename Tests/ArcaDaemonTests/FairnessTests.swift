@@ -105,7 +105,7 @@ struct DerivationScheduleTests {
     }
 }
 
-@Suite("arcad: kdf_max_cost (root)", .serialized)
+@Suite("in-process arcad: kdf_max_cost (root)", .serialized)
 struct CostCapTests {
     @Test("a user may not give their vault a cost above kdf_max_cost; arcad never derives above it")
     func userCostCapped() throws {
@@ -135,7 +135,7 @@ struct CostCapTests {
     }
 }
 
-@Suite("arcad: sessions bound to the process that opened them (root)", .serialized)
+@Suite("in-process arcad: sessions bound to the process that opened them (root)", .serialized)
 struct SessionReapingTests {
     /// A child process standing in for a PAM application.
     func child() throws -> Process {

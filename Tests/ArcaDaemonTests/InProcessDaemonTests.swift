@@ -7,8 +7,8 @@ import Testing
 
 /// Request logic of arcad, in process, with the kernel twin. The state directory is
 /// real (SQLite vaults), key parking uses root's real keyring: run as root.
-@Suite("arcad request handling (root)", .serialized)
-struct DaemonTests {
+@Suite("in-process arcad: request handling (root)", .serialized)
+struct InProcessDaemonTests {
     let alice: UInt32 = 60_001
     let bob: UInt32 = 60_002
 
@@ -241,7 +241,7 @@ struct DaemonTests {
     }
 }
 
-@Suite("arcad timers and delays (root)", .serialized)
+@Suite("in-process arcad: timers and delays (root)", .serialized)
 struct DaemonTimerTests {
     let alice: UInt32 = 60_011
 
@@ -262,7 +262,7 @@ struct DaemonTimerTests {
     }
 }
 
-@Suite("arcad and deleted accounts (root)", .serialized)
+@Suite("in-process arcad and deleted accounts (root)", .serialized)
 struct DeletedAccountTests {
     @Test("an account that is gone loses its rings, sessions and parked keys; its vault is kept")
     func deletedAccount() throws {
@@ -297,7 +297,7 @@ struct DeletedAccountTests {
     }
 }
 
-@Suite("arcad limits")
+@Suite("in-process arcad: limits")
 struct DaemonLimitTests {
     @Test("failed-unlock delay: 0.25 s doubling, at most 2 s (under the PAM module's 3 s timeout)")
     func delays() {

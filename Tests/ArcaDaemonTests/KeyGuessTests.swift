@@ -6,7 +6,7 @@ import Testing
 
 /// Which requests are guesses at a user's password, and that they share one
 /// count (issue 14, point 4). The delays themselves: KeyGuessTimingTests.
-@Suite("arcad key guesses (root)", .serialized)
+@Suite("in-process arcad: key guesses (root)", .serialized)
 struct KeyGuessTests {
     let alice: UInt32 = 60_061
 

@@ -9,7 +9,7 @@ import Testing
 /// Every request that checks a user's key or recovery key shares unlock's per-uid
 /// failure count and delay (issue 14, point 4), and guesses of one uid wait their
 /// turn, so that parallel connections buy no extra tries. Wall clock: runs alone.
-@Suite("arcad key-guess delays (root, timing)", .serialized)
+@Suite("in-process arcad: key-guess delays (root, timing)", .serialized)
 struct KeyGuessTimingTests {
     let alice: UInt32 = 60_051
 

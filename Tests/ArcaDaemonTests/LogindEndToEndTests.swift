@@ -6,7 +6,7 @@ import Testing
 
 /// The real arcad binary on a private bus with the fake logind, a throwaway
 /// user, and the kernel keyring read as that user. Root only; fails loudly otherwise.
-@Suite("logind end to end (root, private bus, real kernel)", .serialized)
+@Suite("logind end to end (root, private bus, arcad binary, real kernel)", .serialized)
 struct LogindEndToEndTests {
     @Test("LockedHint=true removes whenUnlocked; only the user's unlock brings it back")
     func lockUnlock() throws {
@@ -192,8 +192,7 @@ struct LogindEndToEndTests {
                 .appendingPathComponent("arca-logind-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            let arcad = try LogindArcad(
-                directory: directory, busAddress: "unix:path=\(directory)/system_bus_socket", config: "")
+            let arcad = try ArcadProcess(busAddress: "unix:path=\(directory)/system_bus_socket", config: "")
             defer { arcad.stop() }
             let enroll = Request.enroll(uid: user.uid, key: try logindDerive("pw"), parameters: logindParameters)
             #expect(try arcad.send(enroll) == .ok)

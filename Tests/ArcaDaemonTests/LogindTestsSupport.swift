@@ -195,44 +195,19 @@ final class KeyringPoller {
     }
 }
 
-/// The real arcad binary with a private state directory, socket and config, on the private bus.
-final class LogindArcad {
-    let directory: String
-    let socket: String
-    let log: String
-    private(set) var process: Process?
-
-    init(directory: String, busAddress: String, config: String) throws {
-        self.directory = directory
-        socket = directory + "/arcad.sock"
-        log = directory + "/arcad.log"
-        try config.write(toFile: directory + "/arca.conf", atomically: true, encoding: .utf8)
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
-        p.arguments = [
-            "--foreground", "--verbose", "--config", directory + "/arca.conf", "--state-dir", directory + "/state",
-            "--socket", socket,
-        ]
-        p.environment = ["DBUS_SYSTEM_BUS_ADDRESS": busAddress]
-        p.standardError = FileHandle(forWritingAtPath: log)
-        try p.run()
-        process = p
-        for _ in 0..<250 {
-            if (try? send(.status(uid: nil))) != nil { return }
-            usleep(20_000)
-        }
-        throw TestSupportError("arcad did not start")
-    }
-
-    func send(_ request: Request) throws -> Reply {
-        try ArcadClient(path: socket, timeoutMilliseconds: 10_000).send(request)
+/// The real arcad on the private bus, with its debug log: the shared launcher and
+/// what the logind tests read from it.
+extension ArcadProcess {
+    /// arcad with `config`, its system bus at `busAddress`, logging with `--verbose`.
+    convenience init(busAddress: String, config: String) throws {
+        try self.init(
+            prefix: "arca-logind", config: config, verbose: true,
+            environment: ["DBUS_SYSTEM_BUS_ADDRESS": busAddress])
     }
 
     /// Lines of arcad's log containing `text`.
     func logLines(containing text: String) -> [String] {
-        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-            .filter { $0.contains(text) }
+        log().split(separator: "\n").map(String.init).filter { $0.contains(text) }
     }
 
     /// VmRSS in KiB.
@@ -248,15 +223,6 @@ final class LogindArcad {
     func whenUnlockedLoaded(_ uid: UInt32) throws -> Bool {
         guard case .status(let status) = try send(.status(uid: uid)) else { throw TestSupportError("no status") }
         return status.unlocked.contains(.whenUnlocked)
-    }
-
-    func stop() {
-        _ = try? send(.lockAll)
-        if let p = process {
-            kill(p.processIdentifier, SIGKILL)
-            reap(p)
-        }
-        process = nil
     }
 }
 
@@ -290,7 +256,7 @@ final class LogindWorld {
     let directory: String
     let bus: PrivateBus
     var logind: FakeLogind?
-    let arcad: LogindArcad
+    let arcad: ArcadProcess
     let user: TestUser
     let key: [UInt8]
     /// Unique service names, so that this test's keys are told apart in /proc/keys.
@@ -302,7 +268,7 @@ final class LogindWorld {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         bus = try PrivateBus(directory: directory)
         logind = try FakeLogind(bus: bus, sessions: sessions)
-        arcad = try LogindArcad(directory: directory, busAddress: bus.address, config: config)
+        arcad = try ArcadProcess(busAddress: bus.address, config: config)
         self.user = user
         key = try logindDerive("correct horse")
         guard try arcad.send(.enroll(uid: user.uid, key: key, parameters: logindParameters)) == .ok else {
@@ -368,7 +334,6 @@ final class LogindWorld {
 
     func stop() {
         arcad.stop()
-        removeParkedKeys(stateDirectory: directory + "/state")
         logind?.quit()
         bus.stop()
         try? FileManager.default.removeItem(atPath: directory)

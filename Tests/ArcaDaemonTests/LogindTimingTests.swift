@@ -16,7 +16,7 @@ func monotonicNanoseconds() -> UInt64 {
 
 /// Many cycles and a stopwatch: these run alone (`make unit` runs suites named
 /// *TimingTests after the parallel run). Root only.
-@Suite("logind timing: 1,000 cycles and the lock latency (root)", .serialized)
+@Suite("logind timing: 1,000 cycles and the lock latency (root, arcad binary)", .serialized)
 struct LogindTimingTests {
     /// One lock (LockedHint=true) and one unlock (the user's key over the socket).
     func cycle(_ w: LogindWorld, _ logind: FakeLogind) throws {

@@ -7,7 +7,7 @@ import Testing
 
 /// The system vault and its grants, over the kernel twin (the real kernel is
 /// exercised by ArcadTests/SystemServiceTests).
-@Suite("system vault (root)")
+@Suite("in-process arcad: system vault (root)")
 struct SystemVaultTests {
     static let pg = genp("postgresql", "postgres")
     static let pgQuery = Query(itemClass: .genericPassword, attributes: pg)

@@ -24,7 +24,7 @@ public enum LiveArcad {
         try start(enroll: false).socket
     }
 
-    nonisolated(unsafe) private static var started: [(Process, String)] = []
+    nonisolated(unsafe) private static var started: [ArcadProcess] = []
     private static let lock = NSLock()
     private static let shared: Result<Instance, Error> = Result {
         let instance = try start(enroll: true)
@@ -38,56 +38,25 @@ public enum LiveArcad {
 
     private static func start(enroll: Bool) throws -> Instance {
         guard getuid() == 0 else { throw TestSupportError("the live Keychain tests must run as root (arcad)") }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("arca-lib-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let socket = dir.appendingPathComponent("arcad.sock").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
-        let state = dir.appendingPathComponent("state").path
-        process.arguments = ["--foreground", "--state-dir", state, "--socket", socket]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let arcad = try ArcadProcess(prefix: "arca-lib")
         lock.lock()
         if started.isEmpty { atexit { LiveArcad.stopAll() } }
-        started.append((process, dir.path))
+        started.append(arcad)
         lock.unlock()
-        var client: ArcadClient?
-        for _ in 0..<200 where client == nil {
-            client = try? ArcadClient(path: socket, timeoutMilliseconds: 2_000)
-            if client == nil { usleep(25_000) }
-        }
-        guard let client else { throw TestSupportError("arcad did not open \(socket)") }
         if enroll {
             // The key stands for a password-derived one; arcad cannot tell.
             let parameters = KeyDerivationParameters(
                 opsLimit: 2, memoryLimit: 64 << 20, salt: (0..<16).map { _ in UInt8.random(in: 0...255) })
             let key = (0..<32).map { _ in UInt8.random(in: 0...255) }
-            let reply = try client.send(.enroll(uid: 0, key: key, parameters: parameters))
+            let reply = try arcad.send(.enroll(uid: 0, key: key, parameters: parameters))
             if case .error(let status, let message) = reply {
                 throw TestSupportError("enroll failed: \(status) \(message)")
             }
         }
-        return Instance(socket: socket)
+        return Instance(socket: arcad.socket)
     }
 
     private static func stopAll() {
-        for (process, dir) in started {
-            let socket = dir + "/arcad.sock"
-            if let client = try? ArcadClient(path: socket, timeoutMilliseconds: 2_000) {
-                _ = try? client.send(.lock(uid: 0, classes: .all))
-            }
-            // Plain signals: at exit, Foundation's run loop no longer reaps children.
-            let pid = process.processIdentifier
-            kill(pid, SIGTERM)
-            var status: Int32 = 0
-            for _ in 0..<100 {
-                let r = waitpid(pid, &status, WNOHANG)
-                if r == pid || r < 0 { break }
-                usleep(20_000)
-            }
-            kill(pid, SIGKILL)
-            removeParkedKeys(stateDirectory: dir + "/state")
-            try? FileManager.default.removeItem(atPath: dir)
-        }
+        for arcad in started { arcad.stop() }
     }
 }

@@ -5,11 +5,11 @@ import Foundation
 import Testing
 
 /// The socket front of arcad: modes, bounds, timeouts.
-@Suite("arcad connections (root)", .serialized)
+@Suite("arcad binary: connections (root)", .serialized)
 struct ArcadConnectionTests {
     @Test("the socket is 0666 in a 0755 directory that arcad creates")
     func socketModes() throws {
-        let arcad = try RunningArcad(socketSubdirectory: "run-arca")
+        let arcad = try ArcadProcess(socketSubdirectory: "run-arca")
         defer { arcad.stop() }
         let socketMode = try FileManager.default.attributesOfItem(atPath: arcad.socket)[.posixPermissions] as? Int
         let directory = (arcad.socket as NSString).deletingLastPathComponent
@@ -26,7 +26,7 @@ struct ArcadConnectionTests {
     @Test("one user may hold max_connections_per_uid connections; more are closed")
     func perUIDBound() throws {
         try withThrowawayUsers(1, prefix: "arcac") { users in
-            let arcad = try RunningArcad(config: "max_connections_per_uid = 8\n")
+            let arcad = try ArcadProcess(config: "max_connections_per_uid = 8\n")
             defer { arcad.stop() }
             #expect(try users[0].probe(arcad.socket, "hold", "8") == "ok answered=8 of 8")
             #expect(try users[0].probe(arcad.socket, "hold", "12") == "ok answered=8 of 12")
@@ -38,7 +38,7 @@ struct ArcadConnectionTests {
 
     @Test("a stuck client blocks nobody, and is dropped after client_timeout_ms")
     func stuckClient() throws {
-        let arcad = try RunningArcad(config: "client_timeout_ms = 400\n")
+        let arcad = try ArcadProcess(config: "client_timeout_ms = 400\n")
         defer { arcad.stop() }
         // Half a frame: a header announcing a 100-byte body that never comes.
         var header = Frame.magic + [0, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0, 100]
@@ -88,7 +88,7 @@ extension ArcadConnectionTests {
     func tricklingClients() throws {
         try withThrowawayUsers(4, prefix: "servertr") { users in
             // 3 s to send a request: the tricklers' 8 s leave a wide margin on a loaded machine.
-            let arcad = try RunningArcad(config: "client_timeout_ms = 3000\n")
+            let arcad = try ArcadProcess(config: "client_timeout_ms = 3000\n")
             defer { arcad.stop() }
             let pid = try #require(arcad.process?.processIdentifier)
             #expect(try arcad.send(.status(uid: nil)) == emptyRootStatus)
@@ -118,7 +118,7 @@ extension ArcadConnectionTests {
     @Test("max_connections bounds every uid together")
     func globalBound() throws {
         try withThrowawayUsers(2, prefix: "serverca") { users in
-            let arcad = try RunningArcad(config: "max_connections = 10\nmax_connections_per_uid = 8\n")
+            let arcad = try ArcadProcess(config: "max_connections = 10\nmax_connections_per_uid = 8\n")
             defer { arcad.stop() }
             // The first user holds 8 for 3 s; the second gets the 2 left.
             let (holder, out) = try Self.background(users[0], [builtExecutable("arcad-probe"), arcad.socket, "hold", "8", "3"])

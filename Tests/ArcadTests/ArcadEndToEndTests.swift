@@ -6,7 +6,7 @@ import Testing
 
 /// arcad as shipped: the release or debug binary, a real socket (SO_PEERCRED), the
 /// real kernel keyring, throwaway users. Root only; fails loudly otherwise.
-@Suite("arcad end to end (root, real kernel)", .serialized)
+@Suite("arcad binary: end to end (root, real kernel)", .serialized)
 struct ArcadEndToEndTests {
     func purge(_ user: TestUser) { _ = KeyringLayout().purge(user: user.uid) }
 
@@ -14,7 +14,7 @@ struct ArcadEndToEndTests {
     func lockStates() throws {
         try withThrowawayUsers(1, prefix: "arcae", cleanup: purge) { users in
             let alice = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             let key = try derive("correct horse")
             #expect(try arcad.send(.enroll(uid: alice.uid, key: key, parameters: e2eParameters)) == .ok)
@@ -52,7 +52,7 @@ struct ArcadEndToEndTests {
     func peerCredentials() throws {
         try withThrowawayUsers(2, prefix: "arcae", cleanup: purge) { users in
             let (alice, bob) = (users[0], users[1])
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
             #expect(try alice.probe(arcad.socket, "add", "\(alice.uid)", "web", "alice", stdin: "hunter2\n") == "ok")
@@ -73,7 +73,7 @@ struct ArcadEndToEndTests {
 
     @Test("arcad survives 10,000 random and mutated frames, then answers a valid request")
     func protocolFuzz() throws {
-        let arcad = try RunningArcad()
+        let arcad = try ArcadProcess()
         defer { arcad.stop() }
         var rng = SplitMix(seed: 0xA4CA_D)
         let valid = try Frame.encode(get(0, "svc", "acct"), requestID: 7)
@@ -105,7 +105,7 @@ struct ArcadEndToEndTests {
     func killDuringAdds() throws {
         try withThrowawayUsers(1, prefix: "arcae", cleanup: purge) { users in
             let alice = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
             var acknowledged: [Int] = []
@@ -145,7 +145,7 @@ struct ArcadEndToEndTests {
     func concurrentClients() throws {
         try withThrowawayUsers(1, prefix: "arcae", cleanup: purge) { users in
             let alice = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
             let errors = Counter()

@@ -8,7 +8,7 @@ import Testing
 /// The per-user event stream over arcad's real socket: a long poll outlives the
 /// server's client timeout, wakes on a change made by another connection, and the
 /// attribute-item requests work end to end. Root only; throwaway users.
-@Suite("arcad event stream and attribute items (root, real socket)", .serialized)
+@Suite("arcad binary: event stream and attribute items (root, real socket)", .serialized)
 struct ArcadEventStreamTests {
     func purge(_ user: TestUser) { try? KeyringLayout().purge(user: user.uid) }
 
@@ -17,7 +17,7 @@ struct ArcadEventStreamTests {
         try withThrowawayUsers(1, prefix: "secretd", cleanup: purge) { users in
             let alice = users[0]
             // A wait longer than the client timeout: the timeout is for silent clients, not waiting ones.
-            let arcad = try RunningArcad(config: "client_timeout_ms = 500\n")
+            let arcad = try ArcadProcess(config: "client_timeout_ms = 500\n")
             defer { arcad.stop() }
             #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
             let listener = try ArcadClient(path: arcad.socket, timeoutMilliseconds: 10_000)
@@ -60,7 +60,7 @@ struct ArcadEventStreamTests {
     func attributeItems() throws {
         try withThrowawayUsers(1, prefix: "secretd", cleanup: purge) { users in
             let alice = users[0]
-            let arcad = try RunningArcad(config: "secret_service_class = when-unlocked\n")
+            let arcad = try ArcadProcess(config: "secret_service_class = when-unlocked\n")
             defer { arcad.stop() }
             let key = try derive("pw")
             #expect(try arcad.send(.enroll(uid: alice.uid, key: key, parameters: e2eParameters)) == .ok)

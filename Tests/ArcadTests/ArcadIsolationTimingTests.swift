@@ -11,13 +11,13 @@ import Testing
 /// for her runs with her real uid, so each of her unlocks stalls until arcad
 /// kills the helper), while alice's lock, unlock and add are timed. Holds a
 /// stopwatch, so the suite's name ends in TimingTests and runs alone.
-@Suite("arcad: one user's stopped helper never stalls another user (root, real kernel)", .serialized)
+@Suite("arcad binary: one user's stopped helper never stalls another user (root, real kernel)", .serialized)
 struct ArcadIsolationTimingTests {
     @Test("attack: while mallory stops her helpers in a loop, alice's lock, unlock and add take < 50 ms")
     func stoppedHelperStallsNobodyElse() throws {
         try withThrowawayUsers(2, prefix: "keyringt", cleanup: { _ = KeyringLayout().purge(user: $0.uid) }) { users in
             let (mallory, alice) = (users[0], users[1])
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             let malloryKey = try derive("pw-mallory")
             let aliceKey = try derive("pw-alice")

@@ -5,7 +5,7 @@ import Testing
 
 /// The state directory: one arcad per directory, nothing used that is not
 /// root's own, and a first start that a crash cannot leave half-done.
-@Suite("arcad state directory (root)", .serialized)
+@Suite("arcad binary: state directory (root)", .serialized)
 struct ArcadStateDirectoryTests {
     /// Runs arcad with `arguments` until it exits (at most `seconds`): its exit
     /// status (nil if it was still running and got killed) and its stderr.
@@ -44,7 +44,7 @@ struct ArcadStateDirectoryTests {
 
     @Test("a second arcad on the same state directory exits 1 naming the first one's pid; the first keeps serving")
     func singleInstance() throws {
-        let arcad = try RunningArcad()
+        let arcad = try ArcadProcess()
         defer { arcad.stop() }
         let state = arcad.directory + "/state"
         let first = try #require(arcad.process?.processIdentifier)

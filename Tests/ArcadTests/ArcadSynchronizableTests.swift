@@ -6,13 +6,13 @@ import Testing
 
 /// Over the socket: a synchronizable ThisDeviceOnly item is refused with
 /// errSecParam (-50), for an add and for an update that would make the pair.
-@Suite("arcad: synchronizable + ThisDeviceOnly (root, real kernel)", .serialized)
+@Suite("arcad binary: synchronizable + ThisDeviceOnly (root, real kernel)", .serialized)
 struct ArcadSynchronizableTests {
     @Test("add and update of a synchronizable ThisDeviceOnly item get -50 and store nothing")
     func refused() throws {
         try withThrowawayUsers(1, prefix: "serversy", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) { users in
             let alice = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
             let vault = VaultID.user(uid: alice.uid)

@@ -9,7 +9,7 @@ import Testing
 /// One user's flood of wrong unlocks must not lock another user out: the real
 /// arcad and `arca` binaries, two throwaway users. Holds a stopwatch, so it
 /// runs alone (after the parallel suites).
-@Suite("Argon2id fairness: another user's flood never refuses or stalls an unlock (root)", .serialized)
+@Suite("arcad binary: Argon2id fairness: another user's flood never refuses or stalls an unlock (root)", .serialized)
 struct FairnessTimingTests {
     /// `arca unlock` as `user` with `password` on stdin: exit status, stderr, seconds.
     static func unlock(_ user: TestUser, _ socket: String, _ password: String) throws -> (Int32, String, Double) {
@@ -22,7 +22,7 @@ struct FairnessTimingTests {
     func floodDoesNotBlockAnotherUser() throws {
         try withThrowawayUsers(2, prefix: "fairt", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) { users in
             let (a, b) = (users[0], users[1])
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             // A's vault costs what kdf_max_cost allows (16 passes × 64 MiB): each of A's
             // derivations is long. B's is the cheapest arcad accepts.

@@ -10,7 +10,7 @@ import Testing
 /// of arcad's uid-switch helper, a flood of large items, `userdel` and a
 /// recycled uid, and a root session keyring passed on by `setpriv`. Each one
 /// ends with a kernel-only read (`ARCA_SOCKET=/nonexistent arca get`).
-@Suite("arcad under attack: lock means gone, one user cannot hurt another (root, real kernel)", .serialized)
+@Suite("arcad binary: under attack: lock means gone, one user cannot hurt another (root, real kernel)", .serialized)
 struct KernelAttackTests {
     func purge(_ user: TestUser) { _ = KeyringLayout().purge(user: user.uid) }
 
@@ -19,19 +19,19 @@ struct KernelAttackTests {
         try user.run(["env", "ARCA_SOCKET=/nonexistent", builtExecutable("arca"), "get", "-s", service, "-a", account])
     }
 
-    func status(_ arcad: RunningArcad, _ uid: UInt32) throws -> VaultStatus {
+    func status(_ arcad: ArcadProcess, _ uid: UInt32) throws -> VaultStatus {
         guard case .status(let status) = try arcad.send(.status(uid: uid)) else { throw TestSupportError("no status") }
         return status
     }
 
-    func enroll(_ arcad: RunningArcad, _ user: TestUser) throws {
+    func enroll(_ arcad: ArcadProcess, _ user: TestUser) throws {
         #expect(try arcad.send(.enroll(uid: user.uid, key: try derive("pw-\(user.name)"), parameters: e2eParameters))
                 == .ok)
     }
 
     /// arcad with `user` enrolled and one whenUnlocked item, readable from the kernel.
-    func arcadWithItem(_ user: TestUser) throws -> RunningArcad {
-        let arcad = try RunningArcad()
+    func arcadWithItem(_ user: TestUser) throws -> ArcadProcess {
+        let arcad = try ArcadProcess()
         try enroll(arcad, user)
         #expect(try arcad.send(add(user.uid, "mail", "bob", "s3cret")) == .items([]))
         #expect(try kernelOnlyGet(user, "mail", "bob").stdout == "s3cret")
@@ -80,7 +80,7 @@ struct KernelAttackTests {
     func failedPublishLeavesNothing() throws {
         try withThrowawayUsers(1, prefix: "keyringa", cleanup: purge) { users in
             let bob = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             try enroll(arcad, bob)
             for (service, secret) in [("mail", "old-mail"), ("web", "w"), ("vpn", "v1")] {
@@ -113,7 +113,7 @@ struct KernelAttackTests {
     func floodStopsAtBudget() throws {
         try withThrowawayUsers(2, prefix: "keyringa", cleanup: purge) { users in
             let (mallory, alice) = (users[0], users[1])
-            let arcad = try RunningArcad(config: "kernel_bytes_per_user = 400000\n")
+            let arcad = try ArcadProcess(config: "kernel_bytes_per_user = 400000\n")
             defer { arcad.stop() }
             try enroll(arcad, mallory)
             try enroll(arcad, alice)
@@ -138,7 +138,7 @@ struct KernelAttackTests {
     func parkedKeysOwnerOnly() throws {
         try withThrowawayUsers(2, prefix: "keyringa", cleanup: purge) { users in
             let (alice, bob) = (users[0], users[1])
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             try enroll(arcad, alice)
             // The key this arcad parked for alice in root's @u: arcad:parked:<tag>:<uid>, the
@@ -165,7 +165,7 @@ struct KernelAttackTests {
     func recycledUidInheritsNothing() throws {
         try withThrowawayUsers(1, prefix: "keyringa", farUids: true, cleanup: purge) { users in
             let bob = users[0]
-            let arcad = try RunningArcad()
+            let arcad = try ArcadProcess()
             defer { arcad.stop() }
             try enroll(arcad, bob)
             #expect(try arcad.send(add(bob.uid, "mail", "bob", "s3cret")) == .items([]))

@@ -9,7 +9,7 @@ import Testing
 /// users read their grants from their persistent keyring in a fresh session
 /// keyring (as systemd's KeyringMode=private gives), and systemd's
 /// LoadCredential= protocol is played by arcad-probe.
-@Suite("system services (root, real kernel)", .serialized)
+@Suite("arcad binary: system services (root, real kernel)", .serialized)
 struct SystemServiceTests {
     static let description = "arca:genp:postgresql:postgres"
     static let pg: AttributeMap = [.service: .string("postgresql"), .account: .string("postgres")]
@@ -28,7 +28,7 @@ struct SystemServiceTests {
     }
 
     /// systemd's side of LoadCredential=, run as `user` (nil: root).
-    func loadCredential(_ arcad: RunningArcad, unit: String, id: String, as user: TestUser? = nil) throws -> String {
+    func loadCredential(_ arcad: ArcadProcess, unit: String, id: String, as user: TestUser? = nil) throws -> String {
         let argv = [builtExecutable("arcad-probe"), arcad.directory + "/credentials.sock", "credential", unit, id]
         let result = try user.map { try $0.run(argv) } ?? run(argv)
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -38,7 +38,7 @@ struct SystemServiceTests {
     func userGrant() throws {
         try withThrowawayUsers(2, prefix: "arcas", cleanup: purge) { users in
             let (service, other) = (users[0], users[1])
-            let arcad = try RunningArcad(config: "")
+            let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(FileManager.default.fileExists(atPath: arcad.directory + "/state/system.db"))
             #expect(try arcad.send(Self.addSystem("s3cret")) == .items([]))
@@ -78,7 +78,7 @@ struct SystemServiceTests {
             defer { _ = try? run(["groupdel", group]) }
             try #require(run(["usermod", "-aG", group, member.name]).status == 0)
             let gid = try #require(UInt32(try run(["getent", "group", group]).stdout.split(separator: ":")[2]))
-            let arcad = try RunningArcad(config: "")
+            let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(try arcad.send(Self.addSystem("g-secret")) == .items([]))
             #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [.group(gid)])) == .ok)
@@ -107,7 +107,7 @@ struct SystemServiceTests {
             try #require(run(["usermod", "-aG", "\(group),\(other)", member.name]).status == 0)
             let gid = try #require(UInt32(try run(["getent", "group", group]).stdout.split(separator: ":")[2]))
             let otherGID = try #require(UInt32(try run(["getent", "group", other]).stdout.split(separator: ":")[2]))
-            let arcad = try RunningArcad(config: "")
+            let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(try arcad.send(Self.addSystem("g-secret")) == .items([]))
             #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [.group(gid)])) == .ok)
@@ -125,7 +125,7 @@ struct SystemServiceTests {
     @Test("LoadCredential=: root from systemd's abstract address gets the secret; others get nothing")
     func credentialsSocket() throws {
         try withThrowawayUsers(1, prefix: "arcac", cleanup: purge) { users in
-            let arcad = try RunningArcad(config: "")
+            let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(try arcad.send(Self.addSystem("cred")) == .items([]))
             #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [
@@ -145,7 +145,7 @@ struct SystemServiceTests {
     func restart() throws {
         try withThrowawayUsers(1, prefix: "arcar", cleanup: purge) { users in
             let service = users[0]
-            let arcad = try RunningArcad(config: "")
+            let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(try arcad.send(Self.addSystem("kept")) == .items([]))
             #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [
@@ -183,7 +183,7 @@ struct SystemServiceTests {
         try withThrowawayUsers(2, prefix: "arcaf", cleanup: purge) { users in
             let (kept, control) = (users[0], users[1])
             // arcad reads the expiry at start: it refreshes every 2 s.
-            let arcad = try RunningArcad(config: "")
+            let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(try arcad.send(Self.addSystem("alive")) == .items([]))
             #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [.user(kept.uid)])) == .ok)
