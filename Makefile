@@ -41,7 +41,16 @@ deps:
 build: deps
 	$(SWIFT) build -c $(CONFIG)
 
+# ONLY=<filter> runs one test: `make test ONLY=ParserTests` builds and runs only the swift
+# tests the filter matches (a regular expression over Module.Suite/test); `make integration
+# ONLY=35` runs only the integration scripts whose name contains 35 (35-pam-arcad.sh).
+ONLY ?=
+
+ifeq ($(ONLY),)
 test: deps build unit integration fuzz
+else
+test: deps unit
+endif
 
 # Only what is installed (and packaged): the two executables, the PAM module, and
 # arca-secretd once Package.swift declares it. debian/rules builds with this.
@@ -52,14 +61,19 @@ products:
 # Suites whose type ends in TimingTests hold a stopwatch: they run alone, after the parallel run.
 unit:
 	$(SWIFT) build --build-tests
+ifeq ($(ONLY),)
 	$(SWIFT) test --skip-build --skip 'TimingTests'
 	$(SWIFT) test --skip-build --no-parallel --filter 'TimingTests'
+else
+	$(SWIFT) test --skip-build $(if $(findstring Timing,$(ONLY)),--no-parallel) --filter '$(ONLY)'
+endif
 
 # Integration scripts run as root against the built binaries, in name order.
 integration:
-	@set -e; for t in Tests/integration/*.sh; do \
-	    [ -e "$$t" ] || continue; echo "== $$t"; \
-	    ARCA_BUILD=$(CURDIR)/$(BUILD) bash "$$t"; done
+	@set -e; ran=0; for t in Tests/integration/*$(basename $(notdir $(ONLY)))*.sh; do \
+	    [ -e "$$t" ] || continue; echo "== $$t"; ran=1; \
+	    ARCA_BUILD=$(CURDIR)/$(BUILD) bash "$$t"; done; \
+	if [ $$ran = 0 ]; then echo "integration: no script matches ONLY=$(ONLY)" >&2; exit 2; fi
 
 # A short bounded libFuzzer run of each fuzz target (FUZZ_SECONDS each, default 20).
 fuzz:
