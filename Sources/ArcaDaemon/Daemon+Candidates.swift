@@ -42,7 +42,7 @@ extension Daemon {
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             dropExpiredCandidates(state)
             let id = SessionID(session)
-            guard state.sessions[id] != nil, let index = state.candidates.firstIndex(where: { $0.token == candidate })
+            guard state.lock.sessions[id] != nil, let index = state.candidates.firstIndex(where: { $0.token == candidate })
             else { throw HandlerError.noCandidate }
             let key = state.candidates.remove(at: index).key
             if let suspect = state.suspect, suspect.session != id, suspect.key.key == key.key {

@@ -28,10 +28,10 @@ extension Daemon {
         for context in allContexts() {
             try? context.withLock { state throws(HandlerError) in
                 guard state.uid != 0, exists(state.uid) == false else { return }
-                if let vault = state.vault { apply(state.lock.lockAll(), to: state, vault: vault) }
-                state.sessions.removeAll()
+                let effects = state.lock.accountDeleted()
+                if let vault = state.vault { apply(effects, to: state, vault: vault) }
                 state.forgetNewPassword()
-                parking.park(uid: state.uid, keys: nil)
+                kernel.park(uid: state.uid, keys: nil)
                 // Logs what it really did, and what it could not.
                 kernel.purge(uid: state.uid)
                 state.kernelNotRemoved = []

@@ -32,12 +32,11 @@ extension Daemon {
     private func close(sessionsWhere ended: (SessionRecord) -> Bool, reason: String) {
         for context in allContexts() {
             try? context.withLock { state throws(HandlerError) in
-                for (id, record) in state.sessions where ended(record) {
-                    state.sessions[id] = nil
+                for (id, record) in state.lock.sessions where ended(record) {
                     let effects = state.lock.closeSession(id)
                     if let vault = state.vault { apply(effects, to: state, vault: vault) }
                     Log.notice("uid \(state.uid): session (\(record.service), pid \(record.opener?.pid ?? 0)) "
-                               + "ended without closing: \(reason) (\(state.sessions.count) open)")
+                               + "ended without closing: \(reason) (\(state.lock.sessionCount) open)")
                 }
             }
         }

@@ -25,8 +25,6 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     private let sessionNumbers = Atomic<UInt64>(1)
     /// The host secret for ThisDeviceOnly classes (`<state>/host.key`).
     let hostSecret: SecretBytes?
-    /// Where held keys wait out a restart of arcad.
-    let parking: KeyParking
     /// The system vault, unlocked with the host key at start.
     let system: SystemContext
     /// Per-user event streams (lock changes, item changes) for `arca-secretd`.
@@ -44,11 +42,10 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     /// A daemon over `config.stateDirectory`, publishing to `kernel`.
     public init(config: DaemonConfig, kernel: (any KernelPublishing)? = nil) throws {
         self.config = config
-        self.kernel = kernel ?? KernelKeyring(budget: config.kernelBudget)
+        self.kernel = kernel ?? KernelKeyring(budget: config.kernelBudget, stateDirectory: config.stateDirectory)
         try StateDirectory.prepare(config.stateDirectory)
         let host = try StateDirectory.hostSecret(in: config.stateDirectory)
         hostSecret = host
-        parking = KeyParking(stateDirectory: config.stateDirectory)
         system = try SystemContext.open(directory: config.stateDirectory, hostSecret: host)
     }
 
@@ -69,7 +66,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     /// Restores users whose keys were parked by a previous arcad (a restart must
     /// not lock anyone out). Their kernel rings survived in the kernel.
     public func restoreParkedKeys() {
-        for (uid, keys) in parking.restore() {
+        for (uid, keys) in kernel.parkedKeys() {
             let restored = try? context(uid).withLock { state throws(HandlerError) -> Bool in
                 guard let vault = try self.vault(of: state) else { return false }
                 do {
@@ -83,7 +80,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             if restored == true {
                 Log.notice("uid \(uid): unlocked state restored from parked keys")
             } else {
-                parking.park(uid: uid, keys: nil)
+                kernel.park(uid: uid, keys: nil)
             }
         }
     }
@@ -102,7 +99,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
         for context in allContexts() {
             try? context.withLock { state throws(HandlerError) in
                 guard state.lastActivity < deadline, let vault = state.vault else { return }
-                let effects = state.lock.lock()
+                let effects = state.lock.idle()
                 if !effects.isEmpty { Log.info("uid \(state.uid): idle, whenUnlocked removed") }
                 apply(effects, to: state, vault: vault)
             }

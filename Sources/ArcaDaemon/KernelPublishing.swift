@@ -1,9 +1,10 @@
+import ArcaCrypto
 import ArcaKeyring
 import Synchronization
 
-/// Where arcad puts the items of unlocked classes: the kernel keyring in
-/// production, an in-memory twin in unit tests (so the request logic is tested
-/// without root).
+/// Where arcad puts the items of unlocked classes, and parks the class keys it
+/// holds across a restart: the kernel keyring in production, an in-memory twin in
+/// unit tests (so the request logic is tested without root).
 public protocol KernelPublishing: Sendable {
     /// Replaces the user's ring of `class` with `items`; returns how many could not be
     /// loaded. When the new ring cannot be placed, the old one is destroyed anyway and
@@ -26,6 +27,11 @@ public protocol KernelPublishing: Sendable {
     func revokeService(uid: UInt32)
     /// Restarts the expiry timer of `uid`'s persistent keyring.
     func refreshService(uid: UInt32)
+    /// Parks the class keys held for `uid` where the next arcad over the same state
+    /// finds them, or removes what is parked when `keys` is nil.
+    func park(uid: UInt32, keys: SecretBytes?)
+    /// Every uid an earlier arcad over the same state parked, with its keys.
+    func parkedKeys() -> [(uid: UInt32, keys: SecretBytes)]
 }
 
 extension KernelPublishing {
@@ -66,9 +72,18 @@ public enum PutOutcome: Equatable, Sendable {
 /// every ring and key it made.
 public final class KernelKeyring: KernelPublishing, Sendable {
     private let layout: KeyringLayout
+    private let parking: KeyParking?
 
-    /// Places items within `budget` (arca.conf's `kernel_*` keys).
-    public init(budget: KernelBudget = KernelBudget()) { layout = KeyringLayout(budget: budget) }
+    /// Places items within `budget` (arca.conf's `kernel_*` keys), and parks held keys
+    /// in root's keyring under a name derived from `stateDirectory` (none: no parking).
+    public init(budget: KernelBudget = KernelBudget(), stateDirectory: String? = nil) {
+        layout = KeyringLayout(budget: budget)
+        parking = stateDirectory.map { KeyParking(stateDirectory: $0) }
+    }
+
+    public func park(uid: UInt32, keys: SecretBytes?) { parking?.park(uid: uid, keys: keys) }
+
+    public func parkedKeys() -> [(uid: UInt32, keys: SecretBytes)] { parking?.restore() ?? [] }
 
     public func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome {
         do {

@@ -1,15 +1,12 @@
-/// arcad's picture of logind's sessions: who owns each session and whether its
-/// screen is locked (`LockedHint`), and which users the `lock_on` policy counts
-/// as locked.
+/// arcad's picture of logind's sessions: who owns each one and whether its screen
+/// is locked (`LockedHint`). It decides nothing: every event returns the users
+/// whose screens changed, and the watcher hands each one's screens (``screens(of:)``)
+/// to that user's lock-state machine, which applies the `lock_on` policy
+/// (``UserLockState/screensChanged(_:)``).
 ///
-/// Pure logic, no I/O: every event returns the uids that have just become
-/// locked, for the caller to lock. Only the transition into "locked" is
-/// reported: a screen that unlocks brings nothing back by itself (only the
-/// locker's PAM authentication does, through pam_arca), and a user already
-/// counted as locked is not locked again on every further signal.
-///
-/// These are logind's sessions, keyed by their object paths; they are
-/// unrelated to arcad's PAM sessions (keyed by PAM tokens).
+/// These are logind's sessions, keyed by their object paths; a PAM session
+/// records the logind session it was opened in (``path(ofSession:)`` maps one to
+/// the other).
 public struct LogindView: Sendable, Equatable {
     /// One logind session.
     public struct Session: Sendable, Equatable {
@@ -25,80 +22,73 @@ public struct LogindView: Sendable, Equatable {
         }
     }
 
-    /// How the screen locks of a user's sessions combine.
-    public let policy: LockPolicy
     /// Sessions by object path.
     public private(set) var sessions: [String: Session] = [:]
-    /// Users the policy counts as locked right now.
-    public private(set) var lockedUsers: Set<UInt32> = []
 
-    /// An empty view under `policy`.
-    public init(policy: LockPolicy) { self.policy = policy }
+    /// An empty view.
+    public init() {}
 
     /// Every user with at least one session.
     public var users: Set<UInt32> { Set(sessions.values.map(\.uid)) }
 
+    /// The screens of `uid`: each of its sessions' path and `LockedHint`.
+    public func screens(of uid: UInt32) -> [String: Bool] {
+        sessions.filter { $0.value.uid == uid }.mapValues(\.locked)
+    }
+
     /// Replaces the whole picture (after `ListSessions`, at start or when logind
-    /// reappears); returns users locked by it.
+    /// reappears); returns the users before and after, in uid order.
     public mutating func replaceAll(_ list: [String: Session]) -> [UInt32] {
         let affected = users.union(list.values.map(\.uid))
         sessions = list
-        return reevaluate(affected)
+        return affected.sorted()
     }
 
-    /// A session appeared or its state was read again.
+    /// A session appeared or its state was read again; returns its owner (and a
+    /// previous owner of the path).
     public mutating func update(_ path: String, _ session: Session) -> [UInt32] {
         var affected: Set<UInt32> = [session.uid]
         if let old = sessions[path] { affected.insert(old.uid) }
         sessions[path] = session
-        return reevaluate(affected)
+        return affected.sorted()
     }
 
-    /// `LockedHint` of a known session changed; nil for a session not in the view
-    /// (the caller reads it from logind and calls `update`).
+    /// `LockedHint` of a known session changed; returns its owner, or nil for a
+    /// session not in the view (the caller reads it from logind and calls `update`).
     public mutating func lockedHintChanged(_ path: String, locked: Bool) -> [UInt32]? {
         guard var session = sessions[path] else { return nil }
         session.locked = locked
         sessions[path] = session
-        return reevaluate([session.uid])
+        return [session.uid]
     }
 
-    /// A session ended. Under `all`, the end of the user's one unlocked session
-    /// leaves only locked ones: that locks.
+    /// A session ended; returns its owner.
     public mutating func remove(_ path: String) -> [UInt32] {
         guard let old = sessions.removeValue(forKey: path) else { return [] }
-        return reevaluate([old.uid])
+        return [old.uid]
     }
 
-    /// logind went away: nothing is known any more, and nothing is locked by it.
-    public mutating func clear() {
-        sessions = [:]
-        lockedUsers = []
+    /// logind went away: nothing is known any more. Returns the users it knew.
+    public mutating func clear() -> [UInt32] {
+        defer { sessions = [:] }
+        return users.sorted()
     }
 
-    /// Whether the policy counts `uid` as locked with the sessions in the view.
-    public func isLocked(_ uid: UInt32) -> Bool {
-        var total = 0
-        var locked = 0
-        for session in sessions.values where session.uid == uid {
-            total += 1
-            if session.locked { locked += 1 }
-        }
-        switch policy {
-        case .any: return locked > 0
-        case .all: return total > 0 && locked == total
-        }
-    }
-
-    private mutating func reevaluate(_ uids: Set<UInt32>) -> [UInt32] {
-        var newlyLocked: [UInt32] = []
-        for uid in uids.sorted() {
-            if isLocked(uid) {
-                if lockedUsers.insert(uid).inserted { newlyLocked.append(uid) }
+    /// The object path logind gives session `id`: `/org/freedesktop/login1/session/`
+    /// and the id escaped as sd-bus escapes a path label (`sd_bus_path_encode`): every
+    /// byte but ASCII letters, and digits after the first byte, becomes `_` and two
+    /// lower-case hex digits ("1" → `_31`).
+    public static func path(ofSession id: String) -> String {
+        var label = ""
+        for (index, byte) in id.utf8.enumerated() {
+            let letter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            let digit = byte >= 0x30 && byte <= 0x39
+            if letter || (digit && index > 0) {
+                label.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                lockedUsers.remove(uid)
+                label += "_" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
             }
         }
-        return newlyLocked
+        return "/org/freedesktop/login1/session/" + (label.isEmpty ? "_" : label)
     }
 }

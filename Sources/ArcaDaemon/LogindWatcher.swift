@@ -2,9 +2,9 @@
 import Glibc
 #endif
 
-/// Follows logind (`org.freedesktop.login1` on the system bus) and locks a
-/// user's whenUnlocked items when the `lock_on` policy says their screens are
-/// locked, and every user's on suspend (`lock_on_suspend`).
+/// Follows logind (`org.freedesktop.login1` on the system bus) and tells the daemon
+/// when a user's screens change and when the machine suspends (`lock_on_suspend`);
+/// the user's lock-state machine decides what locks (``UserLockState``).
 ///
 /// With `lock_on_suspend`, it holds a sleep *delay* inhibitor (`Inhibit("sleep",
 /// …, "delay")`): logind waits to suspend until arcad closes it, which arcad does
@@ -23,14 +23,18 @@ import Glibc
 /// Without a system bus it retries every `retrySeconds`; without logind on the
 /// bus it waits for `NameOwnerChanged`. Each is logged once per outage.
 public final class LogindWatcher: @unchecked Sendable {
-    /// What to do when a user must lock: uid, and the reason for the log.
-    public typealias LockAction = @Sendable (_ uid: UInt32, _ reason: String) -> Void
+    /// What to do when a user's logind sessions changed: uid, its screens (path →
+    /// `LockedHint`), and the reason to log if that locks.
+    public typealias ScreensAction = @Sendable (_ uid: UInt32, _ screens: [String: Bool], _ reason: String) -> Void
+    /// What to do for each user with a logind session when the machine suspends.
+    public typealias SuspendAction = @Sendable (_ uid: UInt32) -> Void
     /// What to do when a logind session ends: its id.
     public typealias SessionEndAction = @Sendable (_ id: String) -> Void
 
     private let lockOnSuspend: Bool
     private let retrySeconds: UInt32
-    private let lock: LockAction
+    private let screensChanged: ScreensAction
+    private let suspend: SuspendAction
     private let sessionEnded: SessionEndAction
     /// Touched only by the watcher thread.
     private var view: LogindView
@@ -46,24 +50,26 @@ public final class LogindWatcher: @unchecked Sendable {
     static let session = "org.freedesktop.login1.Session"
     static let properties = "org.freedesktop.DBus.Properties"
 
-    /// A watcher applying `policy`, locking through `lock`; `sessionEnded` hears
-    /// of every logind session that ends.
+    /// A watcher reporting screens to `screensChanged` and suspends to `suspend`;
+    /// `sessionEnded` hears of every logind session that ends.
     public init(
-        policy: LockPolicy, lockOnSuspend: Bool, retrySeconds: UInt32 = 5, lock: @escaping LockAction,
-        sessionEnded: @escaping SessionEndAction = { _ in }
+        lockOnSuspend: Bool, retrySeconds: UInt32 = 5, screensChanged: @escaping ScreensAction,
+        suspend: @escaping SuspendAction, sessionEnded: @escaping SessionEndAction = { _ in }
     ) {
-        view = LogindView(policy: policy)
+        view = LogindView()
         self.lockOnSuspend = lockOnSuspend
         self.retrySeconds = max(1, retrySeconds)
-        self.lock = lock
+        self.screensChanged = screensChanged
+        self.suspend = suspend
         self.sessionEnded = sessionEnded
     }
 
     /// Starts a watcher for `daemon` on its own thread.
     public static func start(daemon: Daemon, config: DaemonConfig) {
         let watcher = LogindWatcher(
-            policy: config.lockOn, lockOnSuspend: config.lockOnSuspend,
-            lock: { uid, reason in daemon.lockWhenUnlocked(uid: uid, reason: reason) },
+            lockOnSuspend: config.lockOnSuspend,
+            screensChanged: { uid, screens, reason in daemon.logindScreensChanged(uid: uid, screens, reason: reason) },
+            suspend: { uid in daemon.suspend(uid: uid) },
             sessionEnded: { id in daemon.logindSessionEnded(id) })
         do {
             try Threads.detach { watcher.run() }
@@ -97,7 +103,7 @@ public final class LogindWatcher: @unchecked Sendable {
                            + "\(retrySeconds) s")
                 saidNoBus = true
             }
-            view.clear()
+            report(view.clear(), reason: "no system bus")
             owner = nil
             releaseInhibitor(reason: "no system bus")
             sleep(retrySeconds)
@@ -152,11 +158,11 @@ public final class LogindWatcher: @unchecked Sendable {
             }
             try sessions.exit()
             Log.info("logind: following \(list.count) session(s)")
-            lockAll(view.replaceAll(list), reason: "screen locked (logind)")
+            report(view.replaceAll(list), reason: "screen locked (logind)")
             takeInhibitor(bus)
         } catch {
             owner = nil
-            view.clear()
+            report(view.clear(), reason: "logind unreachable")
             releaseInhibitor(reason: "logind unreachable")
             if (error as? SDBusError)?.isNoOwner == true {
                 Log.notice("logind is not on the system bus: screen locks are not followed until it appears")
@@ -177,7 +183,7 @@ public final class LogindWatcher: @unchecked Sendable {
                 if newOwner.isEmpty {
                     Log.notice("logind left the system bus: screen locks are not followed until it returns")
                     owner = nil
-                    view.clear()
+                    report(view.clear(), reason: "logind left")
                     releaseInhibitor(reason: "logind left")
                 } else {
                     Log.notice("logind appeared on the system bus")
@@ -189,8 +195,8 @@ public final class LogindWatcher: @unchecked Sendable {
                 guard let path = signal.path, let locked = try lockedHint(in: signal, path: path, bus: bus) else {
                     return
                 }
-                if let newlyLocked = view.lockedHintChanged(path, locked: locked) {
-                    lockAll(newlyLocked, reason: "screen locked (logind)")
+                if let owners = view.lockedHintChanged(path, locked: locked) {
+                    report(owners, reason: "screen locked (logind)")
                 } else {
                     readSession(path, bus: bus)
                 }
@@ -209,13 +215,13 @@ public final class LogindWatcher: @unchecked Sendable {
             readSession(try signal.readString("o"), bus: bus)
         case "SessionRemoved":
             let id = try signal.readString()
-            lockAll(view.remove(try signal.readString("o")), reason: "the only unlocked session ended (lock_on = all)")
+            report(view.remove(try signal.readString("o")), reason: "the only unlocked session ended (lock_on = all)")
             sessionEnded(id)
         case "PrepareForSleep":
             guard lockOnSuspend else { return }
             if try signal.readBool() {
                 // Synchronous: whenUnlocked is out of the kernel before logind may suspend.
-                lockAll(view.users.sorted(), reason: "suspend")
+                for uid in view.users.sorted() { suspend(uid) }
                 releaseInhibitor(reason: "whenUnlocked removed for suspend")
             } else {
                 takeInhibitor(bus)
@@ -234,7 +240,7 @@ public final class LogindWatcher: @unchecked Sendable {
             }
             let uid = try reply.readUInt32()
             let locked = try bus.boolProperty(Self.service, path, Self.session, "LockedHint")
-            lockAll(view.update(path, LogindView.Session(uid: uid, locked: locked)), reason: "screen locked (logind)")
+            report(view.update(path, LogindView.Session(uid: uid, locked: locked)), reason: "screen locked (logind)")
         } catch {
             // Gone already (a session that ends right after it starts): nothing to follow.
             Log.debug("logind: cannot read \(path): \(error)")
@@ -287,10 +293,8 @@ public final class LogindWatcher: @unchecked Sendable {
         Log.debug("logind: sleep delay inhibitor released (\(reason))")
     }
 
-    private func lockAll(_ uids: [UInt32], reason: String) {
-        for uid in uids {
-            Log.debug("logind: uid \(uid): \(reason)")
-            lock(uid, reason)
-        }
+    /// Hands each user's screens, as the view now has them, to the daemon.
+    private func report(_ uids: [UInt32], reason: String) {
+        for uid in uids { screensChanged(uid, view.screens(of: uid), reason) }
     }
 }

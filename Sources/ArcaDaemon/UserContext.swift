@@ -6,22 +6,6 @@ import Synchronization
 import Glibc
 #endif
 
-/// A session as arcad records it (for `listSessions` and the lock policy).
-struct SessionRecord: Sendable {
-    let number: UInt64
-    let service: String
-    let tty: String?
-    let remoteHost: String?
-    let remoteUser: String?
-    let openedAt: Int64
-    /// The process that opened the session (pam_arca in login, sshd, su…): when
-    /// it dies without closing the session, arcad closes it (`reapSessions`).
-    let opener: ProcessHandle?
-    /// The logind session the opener was in, if any: its end (`SessionRemoved`)
-    /// ends this session too.
-    let logindSession: String?
-}
-
 /// A login key that did not open the vault, kept until it is known to be the
 /// user's real new password (ARCHITECTURE §1: an administrator reset never
 /// silently destroys the vault).
@@ -53,8 +37,8 @@ struct Suspect {
 final class UserState {
     let uid: UInt32
     var vault: Vault?
+    /// The lock-state machine, with the user's sessions.
     var lock: UserLockState
-    var sessions: [SessionID: SessionRecord] = [:]
     /// Failed login unlocks waiting for their own transaction's session, oldest
     /// first, at most `Daemon.maximumCandidates`.
     var candidates: [Candidate] = []

@@ -120,7 +120,8 @@ public struct SessionInfo: Sendable, Hashable {
     public var remoteUser: String?
     /// When it opened, in microseconds since the Unix epoch.
     public var openedAt: Int64
-    /// Whether its screen is locked.
+    /// Whether it is locked: the user's whenUnlocked items are out of the kernel, or
+    /// the screen of the logind session it was opened in is locked.
     public var locked: Bool
 
     /// A session from its parts.

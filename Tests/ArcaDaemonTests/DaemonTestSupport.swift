@@ -68,6 +68,34 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
 
     func revokeService(uid: UInt32) { services.withLock { $0[uid] = nil } }
 
+    /// Parked keys by uid, as bytes: kept here, so a restarted daemon over the same
+    /// twin finds them as arcad finds its parked kernel keys.
+    private let parked = Mutex<[UInt32: [UInt8]]>([:])
+
+    func park(uid: UInt32, keys: SecretBytes?) {
+        let bytes = keys?.withUnsafeBytes { Array($0) }
+        parked.withLock { $0[uid] = bytes }
+    }
+
+    func parkedKeys() -> [(uid: UInt32, keys: SecretBytes)] {
+        parked.withLock { $0 }.sorted { $0.key < $1.key }.compactMap { uid, bytes in
+            guard let keys = try? bytes.withUnsafeBytes({ try SecretBytes(copying: $0) }) else { return nil }
+            return (uid, keys)
+        }
+    }
+
+    /// The uids with parked keys.
+    var parkedUIDs: [UInt32] { parked.withLock { $0.keys.sorted() } }
+
+    /// A fresh twin holding only this one's parked keys: what a restarted arcad sees
+    /// of its own (the tests start from empty rings).
+    func afterRestart() -> RecordingKernel {
+        let next = RecordingKernel()
+        let keys = parked.withLock { $0 }
+        next.parked.withLock { $0 = keys }
+        return next
+    }
+
     /// The `arca:svc` ring of `uid` (description → secret as text); nil when none.
     func service(_ uid: UInt32) -> [String: String]? {
         services.withLock { $0[uid] }?.mapValues { String(decoding: $0, as: UTF8.self) }
@@ -82,19 +110,23 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
 /// A daemon over a temporary state directory, with the kernel twin.
 final class TestDaemon {
     let directory: String
-    let kernel = RecordingKernel()
+    let kernel: RecordingKernel
     let daemon: Daemon
 
-    init(directory: String? = nil, config base: DaemonConfig = DaemonConfig()) throws {
+    init(
+        directory: String? = nil, config base: DaemonConfig = DaemonConfig(),
+        kernel: RecordingKernel = RecordingKernel()
+    ) throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("arcad-test-\(UUID().uuidString)").path
+        self.kernel = kernel
         var config = base
         config.stateDirectory = self.directory
         daemon = try Daemon(config: config, kernel: kernel)
     }
 
-    /// A second daemon over the same state (a restart).
-    func restarted() throws -> TestDaemon { try TestDaemon(directory: directory) }
+    /// A second daemon over the same state, finding what the first parked (a restart).
+    func restarted() throws -> TestDaemon { try TestDaemon(directory: directory, kernel: kernel.afterRestart()) }
 
     func send(_ request: Request, as uid: UInt32) -> Reply {
         var request = request
@@ -105,9 +137,6 @@ final class TestDaemon {
         _ = send(.lockAll, as: 0)
         try? FileManager.default.removeItem(atPath: directory)
     }
-
-    // In-process daemons park real keys in root's @u; not every test ends with cleanUp.
-    deinit { removeParkedKeys(stateDirectory: directory) }
 }
 
 /// Cheapest parameters arcad accepts (64 MiB, 1 pass), with a fixed salt.

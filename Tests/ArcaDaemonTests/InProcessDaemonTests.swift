@@ -60,7 +60,7 @@ struct InProcessDaemonTests {
     func sessions() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
-        _ = try enrolled(t, alice)
+        let key = try enrolled(t, alice)
         _ = t.send(addRequest(alice, "mail", "alice", "s3cret"), as: alice)
         let s1 = SessionOpening(uid: alice, token: [1, 2, 3], service: "login", tty: "tty1")
         let s2 = SessionOpening(uid: alice, token: [4, 5, 6], service: "sshd", remoteHost: "10.0.0.1")
@@ -73,6 +73,15 @@ struct InProcessDaemonTests {
         }
         #expect(list.map(\.service) == ["login", "sshd"])
         #expect(list.map(\.uid) == [alice, alice])
+        #expect(list.map(\.locked) == [false, false])
+        // listSessions reports the real state (it said `false` whatever happened).
+        #expect(t.send(.lock(uid: alice, classes: .whenUnlocked), as: alice) == .ok)
+        guard case .sessions(let lockedList) = t.send(.listSessions, as: 0) else {
+            Issue.record("no session list")
+            return
+        }
+        #expect(lockedList.map(\.locked) == [true, true])
+        #expect(t.send(.unlock(uid: alice, key: key), as: alice) == .ok)
         #expect(t.send(.closeSession(uid: alice, token: [1, 2, 3]), as: 0) == .ok)
         #expect(t.kernel.ring(alice, .whenUnlocked) == ["arca:genp:mail:alice": "s3cret"])
         #expect(t.send(.closeSession(uid: alice, token: [4, 5, 6]), as: 0) == .ok)

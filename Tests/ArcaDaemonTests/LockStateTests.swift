@@ -5,6 +5,12 @@ import Testing
 struct LockStateTests {
     let a = SessionID([1])
     let b = SessionID([2])
+    let screenA = "/org/freedesktop/login1/session/_31"
+    let screenB = "/org/freedesktop/login1/session/_32"
+
+    func record(_ number: UInt64, logind: String? = nil) -> SessionRecord {
+        SessionRecord(number: number, service: "login", logindSession: logind)
+    }
 
     @Test("first unlock loads afterFirstUnlock then whenUnlocked; a second unlock does nothing")
     func firstUnlock() {
@@ -19,10 +25,11 @@ struct LockStateTests {
     func lastSessionCloses() {
         var s = UserLockState()
         _ = s.unlock()
-        #expect(s.openSession(a) == [])
-        #expect(s.openSession(b) == [])
-        #expect(s.openSession(b) == [])
+        #expect(s.openSession(a, record(1)) == [])
+        #expect(s.openSession(b, record(2)) == [])
+        #expect(s.openSession(b, record(3)) == [])
         #expect(s.sessionCount == 2)
+        #expect(s.sessions[b]?.number == 2)  // a repeated open keeps the first record
         #expect(s.closeSession(a) == [])
         #expect(s.closeSession(a) == [])
         #expect(s.closeSession(b) == [.remove(.whenUnlocked)])
@@ -44,38 +51,77 @@ struct LockStateTests {
         #expect(s.lockAll() == [.remove(.whenUnlocked), .remove(.afterFirstUnlock)])
     }
 
-    @Test("policy any: one locked screen removes whenUnlocked; unlocking the screen alone brings nothing back")
+    @Test("policy any: one locked screen removes whenUnlocked, once; unlocking the screen alone brings nothing back")
     func screenLockAny() {
         var s = UserLockState(policy: .any)
         _ = s.unlock()
-        _ = s.openSession(a)
-        _ = s.openSession(b)
-        #expect(s.screenLockChanged(a, locked: true) == [.remove(.whenUnlocked)])
-        #expect(s.isScreenLocked(a) == true)
-        #expect(s.screenLockChanged(a, locked: false) == [])
+        #expect(s.screensChanged([screenA: false, screenB: false]) == [])
+        #expect(s.screensChanged([screenA: true, screenB: false]) == [.remove(.whenUnlocked)])
         #expect(s.loadedClasses == [.afterFirstUnlock])
         #expect(s.unlock() == [.load(.whenUnlocked)])
+        // Still counted as locked: a further signal does not lock the fresh unlock again.
+        #expect(s.screensChanged([screenA: true, screenB: true]) == [])
+        #expect(s.screensChanged([screenA: false, screenB: false]) == [])
+        #expect(s.loadedClasses == [.afterFirstUnlock, .whenUnlocked])
+        // A new lock locks again.
+        #expect(s.screensChanged([screenA: false, screenB: true]) == [.remove(.whenUnlocked)])
     }
 
-    @Test("policy all: whenUnlocked leaves only when every session is locked")
+    @Test("policy all: whenUnlocked leaves only when every screen of the user is locked")
     func screenLockAll() {
         var s = UserLockState(policy: .all)
         _ = s.unlock()
-        _ = s.openSession(a)
-        _ = s.openSession(b)
-        #expect(s.screenLockChanged(a, locked: true) == [])
-        #expect(s.screenLockChanged(b, locked: true) == [.remove(.whenUnlocked)])
-        #expect(s.screenLockChanged(SessionID([9]), locked: true) == [])
+        #expect(s.screensChanged([screenA: true, screenB: false]) == [])
+        #expect(s.screensChanged([screenA: true, screenB: true]) == [.remove(.whenUnlocked)])
+        #expect(s.screensChanged([:]) == [])  // no screen: nothing to be locked by
     }
 
-    @Test("policy all: closing the only unlocked session leaves all remaining locked, which locks")
-    func closeUnlockedSessionUnderAll() {
+    @Test("policy all: the end of the only unlocked screen leaves all remaining locked, which locks")
+    func unlockedScreenEndsUnderAll() {
         var s = UserLockState(policy: .all)
         _ = s.unlock()
-        _ = s.openSession(a)
-        _ = s.openSession(b)
-        _ = s.screenLockChanged(a, locked: true)
-        #expect(s.closeSession(b) == [.remove(.whenUnlocked)])
+        #expect(s.screensChanged([screenA: true, screenB: false]) == [])
+        #expect(s.screensChanged([screenA: true]) == [.remove(.whenUnlocked)])
+    }
+
+    @Test("logind gone and back with the screen still locked: locked again")
+    func logindReturns() {
+        var s = UserLockState(policy: .any)
+        _ = s.unlock()
+        #expect(s.screensChanged([screenA: true]) == [.remove(.whenUnlocked)])
+        #expect(s.screensChanged([:]) == [])
+        _ = s.unlock()
+        #expect(s.screensChanged([screenA: true]) == [.remove(.whenUnlocked)])
+    }
+
+    @Test("suspend, idle and a deleted account go through the machine")
+    func otherEvents() {
+        var s = UserLockState()
+        _ = s.unlock()
+        #expect(s.suspend() == [.remove(.whenUnlocked)])
+        #expect(s.suspend() == [])
+        _ = s.unlock()
+        #expect(s.idle() == [.remove(.whenUnlocked)])
+        _ = s.unlock()
+        _ = s.openSession(a, record(1))
+        #expect(s.accountDeleted() == [.remove(.whenUnlocked), .remove(.afterFirstUnlock)])
+        #expect(s.sessionCount == 0)
+    }
+
+    @Test("a session is locked when whenUnlocked is out of the kernel or its logind screen is locked")
+    func sessionLocked() {
+        var s = UserLockState(policy: .all)
+        _ = s.openSession(a, record(1, logind: "1"))
+        _ = s.openSession(b, record(2))
+        #expect(s.isLocked(a) == true && s.isLocked(b) == true)  // nothing unlocked yet
+        _ = s.unlock()
+        #expect(s.isLocked(a) == false && s.isLocked(b) == false)
+        // Under `all`, one locked screen of two does not lock the user, but that session is locked.
+        #expect(s.screensChanged([screenA: true, screenB: false]) == [])
+        #expect(s.isLocked(a) == true && s.isLocked(b) == false)
+        #expect(s.isLocked(SessionID([9])) == nil)
+        _ = s.lock()
+        #expect(s.isLocked(b) == true)
     }
 
     @Test("restore from parked keys after a restart")

@@ -2,64 +2,45 @@ import Testing
 
 @testable import ArcaDaemon
 
-/// The logind view's policy, without a bus.
-@Suite("logind view: lock_on = any | all over logind sessions")
+/// The logind view: the picture of logind's sessions, without a bus. The policy
+/// over it is the lock-state machine's (LockStateTests).
+@Suite("logind view: who owns which logind session, and its LockedHint")
 struct LogindViewTests {
     let a = "/org/freedesktop/login1/session/_31"
     let b = "/org/freedesktop/login1/session/_32"
     let c = "/org/freedesktop/login1/session/_33"
 
-    @Test("any: the first locked session locks the user, once; unlocking the screen brings nothing back")
-    func anyPolicy() {
-        var view = LogindView(policy: .any)
-        #expect(view.replaceAll([a: .init(uid: 1000, locked: false), b: .init(uid: 1000, locked: false)]) == [])
+    @Test("each event names the users whose screens changed; screens(of:) gives their sessions")
+    func events() {
+        var view = LogindView()
+        #expect(view.replaceAll([a: .init(uid: 1000, locked: false), b: .init(uid: 1000, locked: false)]) == [1000])
         #expect(view.lockedHintChanged(a, locked: true) == [1000])
-        #expect(view.lockedHintChanged(b, locked: true) == [])  // already counted as locked
-        #expect(view.lockedHintChanged(a, locked: true) == [])  // a repeated signal
-        #expect(view.lockedUsers == [1000])
-        #expect(view.lockedHintChanged(a, locked: false) == [])
-        #expect(view.lockedUsers == [1000])  // b is still locked
-        #expect(view.lockedHintChanged(b, locked: false) == [])
-        #expect(view.lockedUsers == [])
-        #expect(view.lockedHintChanged(b, locked: true) == [1000])  // a new lock locks again
-    }
-
-    @Test("all: only when every session of the user is locked; other users are separate")
-    func allPolicy() {
-        var view = LogindView(policy: .all)
-        _ = view.replaceAll([a: .init(uid: 1000, locked: false), b: .init(uid: 1000, locked: false),
-                             c: .init(uid: 1001, locked: false)])
-        #expect(view.lockedHintChanged(a, locked: true) == [])
-        #expect(view.lockedHintChanged(c, locked: true) == [1001])
-        #expect(view.lockedHintChanged(b, locked: true) == [1000])
-        #expect(view.lockedHintChanged(a, locked: false) == [])
-        #expect(view.lockedUsers == [1001])
-        // The only unlocked session ends: what remains is all locked.
-        #expect(view.remove(a) == [1000])
+        #expect(view.screens(of: 1000) == [a: true, b: false])
+        #expect(view.lockedHintChanged(c, locked: true) == nil)  // unknown: the caller reads it
+        #expect(view.update(c, .init(uid: 1001, locked: true)) == [1001])
+        #expect(view.update(c, .init(uid: 1002, locked: false)) == [1001, 1002])  // a path reused by another user
+        #expect(view.screens(of: 1001) == [:])
+        #expect(view.users == [1000, 1002])
+        #expect(view.remove(b) == [1000])
         #expect(view.remove(b) == [])
-        #expect(view.isLocked(1000) == false)  // no session, nothing to be locked by
+        #expect(view.clear() == [1000, 1002])
+        #expect(view.sessions.isEmpty)
     }
 
-    @Test("a session that appears locked locks; an unknown path asks for a read; clear forgets")
-    func appearing() {
-        var view = LogindView(policy: .any)
-        #expect(view.lockedHintChanged(a, locked: true) == nil)
-        #expect(view.update(a, .init(uid: 1000, locked: true)) == [1000])
-        #expect(view.update(b, .init(uid: 1001, locked: false)) == [])
-        #expect(view.users == [1000, 1001])
-        #expect(view.remove(c) == [])
-        view.clear()
-        #expect(view.sessions.isEmpty && view.lockedUsers.isEmpty)
-        // logind comes back with the screen still locked: locked again (arcad's lock is idempotent).
-        #expect(view.replaceAll([a: .init(uid: 1000, locked: true)]) == [1000])
-    }
-
-    @Test("replaceAll reports every user it locks, in uid order, and forgets users who left")
+    @Test("replaceAll names the users before and after, in uid order")
     func replace() {
-        var view = LogindView(policy: .any)
+        var view = LogindView()
         #expect(view.replaceAll([a: .init(uid: 1002, locked: true), b: .init(uid: 1000, locked: true)]) == [1000, 1002])
-        #expect(view.replaceAll([c: .init(uid: 1000, locked: true)]) == [])
-        #expect(view.lockedUsers == [1000])
+        #expect(view.replaceAll([c: .init(uid: 1000, locked: true)]) == [1000, 1002])
+        #expect(view.screens(of: 1000) == [c: true])
+    }
+
+    @Test("a logind session id maps to the object path sd-bus gives it")
+    func paths() {
+        #expect(LogindView.path(ofSession: "1") == "/org/freedesktop/login1/session/_31")
+        #expect(LogindView.path(ofSession: "c12") == "/org/freedesktop/login1/session/c12")
+        #expect(LogindView.path(ofSession: "a-b") == "/org/freedesktop/login1/session/a_2db")
+        #expect(LogindView.path(ofSession: "") == "/org/freedesktop/login1/session/_")
     }
 }
 
