@@ -52,14 +52,20 @@ let package = Package(
         .systemLibrary(
             name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
 
+        // The system layer: the C Swift cannot express (built with _GNU_SOURCE, as
+        // swift-crypto's shims are), and one Swift target over it with `Errno`, the one
+        // EINTR retry, file descriptors, Unix sockets with peer credentials, zeroing.
+        .target(name: "CArcaSystem", cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "ArcaSystem", dependencies: ["CArcaSystem"]),
+
         // Core modules.
-        .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
-        .target(name: "ArcaProtocol"),
-        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "ArcaCrypto"]),
+        .target(name: "ArcaCrypto", dependencies: ["ArcaSystem", "CSodium"]),
+        .target(name: "ArcaProtocol", dependencies: ["ArcaSystem"]),
+        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto"]),
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
-            dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "CSystemd"]),
+            dependencies: ["ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "CSystemd"]),
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
@@ -68,7 +74,7 @@ let package = Package(
         // Executables.
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
         // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
-        .target(name: "ArcaCLI", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
+        .target(name: "ArcaCLI", dependencies: ["ArcaSystem", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
         // Fully static: a dynamically linked Swift binary spends ~2 ms in the loader
         // (libstdc++ symbol lookups, page faults) before main; `arca get` must stay
         // close to `keyctl print` (bench/cli).
@@ -116,6 +122,7 @@ let package = Package(
             dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
                            "arca-keyring-probe"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
+        .testTarget(name: "ArcaSystemTests", dependencies: ["ArcaSystem"]),
         // The library products: unit tests, and live tests against a real arcad.
         .target(
             name: "ArcaLibTestSupport",
