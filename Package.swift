@@ -7,12 +7,7 @@ import PackageDescription
 
 /// Executables link the Swift runtime statically: they must run with the
 /// toolchain's directory hidden, and `arca get` must start in about 2 ms.
-let staticExecutable: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib"]),
-    // The CLI links `Arca`, which uses FoundationEssentials; with -static-stdlib SwiftPM
-    // links its archive but not the two helper archives under it.
-    .linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims"),
-]
+let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
 /// The PAM module: static Swift runtime, only `pam_sm_*` exported, every symbol
 /// resolved at link time, and never unloaded by `pam_end`.
@@ -84,7 +79,7 @@ let package = Package(
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
         // is safe inside a module that libpam loads into any process that may fork.
-        .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol", "ArcaCrypto"]),
+        .target(name: "ArcaPAM", dependencies: ["CPAM", "ArcaProtocol", "ArcaCrypto"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
 
         // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
