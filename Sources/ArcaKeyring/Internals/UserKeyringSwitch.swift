@@ -7,7 +7,7 @@ import CArcaSystem
 // compares the sender's uid with the target's real uid. A child can only hurt
 // itself; it is bounded by a timeout and killed. It is a clone(CLONE_VM) child
 // making only raw system calls (details in CArcaSystem/keyring_as_user.c): fork() would copy
-// the page tables of a process holding many guarded secrets, milliseconds each.
+// the page tables of a process holding many mlocked secrets, milliseconds each.
 
 /// The few keyring calls that must run with another user's real uid (linking
 /// into or clearing that user's `@u`). They run in a short-lived child process
