@@ -23,7 +23,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
     /// No such process (`ESRCH`).
     public static let noSuchProcess = Errno(rawValue: ESRCH)
-    /// Interrupted system call; retried by ``valueOrErrno(retryOnInterrupt:_:)``, never surfaced by Arca's wrappers (`EINTR`).
+    /// Interrupted system call (`EINTR`); retried by ``valueOrErrno(retryOnInterrupt:_:)``,
+    /// never surfaced by Arca's wrappers.
     public static let interrupted = Errno(rawValue: EINTR)
     /// Input/output error (`EIO`).
     public static let ioError = Errno(rawValue: EIO)
@@ -31,7 +32,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let badFileDescriptor = Errno(rawValue: EBADF)
     /// No child processes (`ECHILD`).
     public static let noChildProcess = Errno(rawValue: ECHILD)
-    /// Resource temporarily unavailable: a non-blocking call would block, or a socket timeout passed (`EWOULDBLOCK` is the same number) (`EAGAIN`).
+    /// Resource temporarily unavailable (`EAGAIN`, the same number as `EWOULDBLOCK`): a
+    /// non-blocking call would block, or a socket timeout passed.
     public static let wouldBlock = Errno(rawValue: EAGAIN)
     /// Out of memory (`ENOMEM`).
     public static let noMemory = Errno(rawValue: ENOMEM)

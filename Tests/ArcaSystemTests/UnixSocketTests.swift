@@ -4,7 +4,9 @@ import Testing
 
 @Suite("UnixSocket: listen, connect, accept4, peer credentials")
 struct UnixSocketTests {
-    private func temporarySocketPath() -> String { "/tmp/arca-sys-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock" }
+    private func temporarySocketPath() -> String {
+        "/tmp/arca-sys-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+    }
 
     @Test("a connection's peer is this process, accepted close-on-exec, bytes pass both ways")
     func roundTrip() throws {

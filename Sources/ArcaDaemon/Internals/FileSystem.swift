@@ -101,7 +101,9 @@ enum FileSystem {
     /// Fills `buffer` exactly from `fd`; false at an early end of file. The
     /// corresponding C function is `read`.
     static func readExactly(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Bool {
-        try SocketSystem.named("read") { () throws(Errno) in try FileDescriptor(rawValue: fd).readExactly(into: buffer) }
+        try SocketSystem.named("read") { () throws(Errno) in
+            try FileDescriptor(rawValue: fd).readExactly(into: buffer)
+        }
     }
 
     /// Flushes a file to disk. The corresponding C function is `fsync`.

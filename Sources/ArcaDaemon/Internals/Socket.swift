@@ -158,7 +158,9 @@ enum SocketSystem {
         let socket = FileDescriptor(rawValue: fd)
         while true {
             let result = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[start...])) }
+                Result { () throws(Errno) in
+                    try socket.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
+                }
             }
             switch result {
             case .success(let n):

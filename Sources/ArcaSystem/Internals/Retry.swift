@@ -15,7 +15,9 @@ public func valueOrErrno<I: FixedWidthInteger>(retryOnInterrupt: Bool = true, _ 
 /// As ``valueOrErrno(retryOnInterrupt:_:)`` for calls whose success value means
 /// nothing (`0` or `-1`).
 @inline(__always)
-public func nothingOrErrno<I: FixedWidthInteger>(retryOnInterrupt: Bool = true, _ body: () -> I) -> Result<Void, Errno> {
+public func nothingOrErrno<I: FixedWidthInteger>(
+    retryOnInterrupt: Bool = true, _ body: () -> I
+) -> Result<Void, Errno> {
     valueOrErrno(retryOnInterrupt: retryOnInterrupt, body).map { _ in () }
 }
 
@@ -23,7 +25,9 @@ public func nothingOrErrno<I: FixedWidthInteger>(retryOnInterrupt: Bool = true, 
 /// error number instead of setting `errno` (`sd_bus_*`, raw `syscall` results
 /// decoded by the caller): a result below zero is `-errno`.
 @inline(__always)
-public func valueOrNegatedErrno<I: FixedWidthInteger & SignedInteger>(retryOnInterrupt: Bool = true, _ body: () -> I) -> Result<I, Errno> {
+public func valueOrNegatedErrno<I: FixedWidthInteger & SignedInteger>(
+    retryOnInterrupt: Bool = true, _ body: () -> I
+) -> Result<I, Errno> {
     while true {
         let result = body()
         if result >= 0 { return .success(result) }
