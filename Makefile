@@ -24,7 +24,7 @@ DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite
         libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1 \
         debhelper dpkg-dev lintian strace
 
-.PHONY: all deps build products test unit integration fuzz install install-files uninstall deb bench clean
+.PHONY: all deps build products test lint format unit integration fuzz install install-files uninstall deb bench clean
 
 all: build
 
@@ -57,6 +57,15 @@ endif
 PRODUCTS := arcad arca pam_arca $(if $(shell grep -l '"arca-secretd"' Package.swift 2>/dev/null),arca-secretd)
 products:
 	@set -e; for p in $(PRODUCTS); do $(SWIFT) build -c $(CONFIG) --product $$p; done
+
+# The toolchain's swift-format with the checked-in .swift-format (4-space indent, 120
+# columns); any finding fails. `make format` rewrites the tree in place.
+LINT_PATHS := Package.swift Sources Tests bench Examples
+lint:
+	$(SWIFT) format lint --strict --parallel --recursive $(LINT_PATHS)
+
+format:
+	$(SWIFT) format format --in-place --parallel --recursive $(LINT_PATHS)
 
 # Suites whose type ends in TimingTests hold a stopwatch: they run alone, after the parallel run.
 unit:

@@ -7,12 +7,7 @@ import PackageDescription
 
 /// Executables link the Swift runtime statically: they must run with the
 /// toolchain's directory hidden, and `arca get` must start in about 2 ms.
-let staticExecutable: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib"]),
-    // The CLI links `Arca`, which uses FoundationEssentials; with -static-stdlib SwiftPM
-    // links its archive but not the two helper archives under it.
-    .linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims"),
-]
+let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
 /// The PAM module: static Swift runtime, only `pam_sm_*` exported, every symbol
 /// resolved at link time, and never unloaded by `pam_end`.
@@ -52,14 +47,20 @@ let package = Package(
         .systemLibrary(
             name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
 
+        // The system layer: the C Swift cannot express (built with _GNU_SOURCE, as
+        // swift-crypto's shims are), and one Swift target over it with `Errno`, the one
+        // EINTR retry, file descriptors, Unix sockets with peer credentials, zeroing.
+        .target(name: "CArcaSystem", cSettings: [.define("_GNU_SOURCE")]),
+        .target(name: "ArcaSystem", dependencies: ["CArcaSystem"]),
+
         // Core modules.
-        .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
-        .target(name: "ArcaProtocol"),
-        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "ArcaCrypto", "ArcaProtocol"]),
+        .target(name: "ArcaCrypto", dependencies: ["ArcaSystem", "CSodium"]),
+        .target(name: "ArcaProtocol", dependencies: ["ArcaSystem"]),
+        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto", "ArcaProtocol"]),
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
-            dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "CSystemd"]),
+            dependencies: ["ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "CSystemd"]),
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
@@ -68,7 +69,7 @@ let package = Package(
         // Executables.
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
         // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
-        .target(name: "ArcaCLI", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
+        .target(name: "ArcaCLI", dependencies: ["ArcaSystem", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
         // Fully static: a dynamically linked Swift binary spends ~2 ms in the loader
         // (libstdc++ symbol lookups, page faults) before main; `arca get` must stay
         // close to `keyctl print` (bench/cli).
@@ -78,7 +79,7 @@ let package = Package(
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
         // is safe inside a module that libpam loads into any process that may fork.
-        .target(name: "ArcaPAM", dependencies: ["CPAM", "CSodium", "ArcaProtocol", "ArcaCrypto"]),
+        .target(name: "ArcaPAM", dependencies: ["CPAM", "ArcaProtocol", "ArcaCrypto"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
 
         // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
@@ -116,6 +117,7 @@ let package = Package(
             dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
                            "arca-keyring-probe"]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
+        .testTarget(name: "ArcaSystemTests", dependencies: ["ArcaSystem"]),
         // The library products: unit tests, and live tests against a real arcad.
         .target(
             name: "ArcaLibTestSupport",

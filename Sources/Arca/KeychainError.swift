@@ -10,26 +10,38 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
         /// Wraps an `OSStatus` number.
         public init(rawValue: OSStatus) { self.rawValue = rawValue }
 
-        /// A parameter was invalid (`errSecParam`, -50).
-        public static let param = Code(rawValue: -50)
-        /// arcad is not running or not reachable (`errSecNotAvailable`, -25291).
-        public static let notAvailable = Code(rawValue: -25291)
-        /// Wrong password or key (`errSecAuthFailed`, -25293).
-        public static let authFailed = Code(rawValue: -25293)
-        /// An item with the same primary key exists (`errSecDuplicateItem`, -25299).
-        public static let duplicateItem = Code(rawValue: -25299)
-        /// No item matched (`errSecItemNotFound`, -25300).
-        public static let itemNotFound = Code(rawValue: -25300)
-        /// The vault (or the item's class) is locked (`errSecInteractionNotAllowed`, -25308).
-        public static let interactionNotAllowed = Code(rawValue: -25308)
-        /// Data could not be decoded (`errSecDecode`, -26275).
-        public static let decode = Code(rawValue: -26275)
-        /// The access group or principal is not allowed (`errSecMissingEntitlement`, -34018).
-        public static let missingEntitlement = Code(rawValue: -34018)
-        /// A lock could not destroy every kernel key (`errSecInternalComponent`, -2070).
-        public static let internalComponent = Code(rawValue: -2070)
-        /// The vault is at its size limit (`errSecQuotaExceeded`, -67596).
-        public static let quotaExceeded = Code(rawValue: -67596)
+        /// The code of a status Arca returns: the numbers are written once, in `ArcaStatus`.
+        public init(_ status: ArcaStatus) { self.rawValue = status.rawValue }
+
+        // Apple's codes that Arca never returns but ported code may compare against;
+        // the only numbers written here (ArcaSecurity's errSec… constants derive from these).
+        /// Function or operation not implemented (`errSecUnimplemented`).
+        public static let unimplemented = Code(rawValue: -4)
+        /// Failed to allocate memory (`errSecAllocate`).
+        public static let allocate = Code(rawValue: -108)
+        /// User canceled the operation (`errSecUserCanceled`).
+        public static let userCanceled = Code(rawValue: -128)
+
+        /// A parameter was invalid (`errSecParam`).
+        public static let param = Code(.param)
+        /// arcad is not running or not reachable (`errSecNotAvailable`).
+        public static let notAvailable = Code(.notAvailable)
+        /// Wrong password or key (`errSecAuthFailed`).
+        public static let authFailed = Code(.authFailed)
+        /// An item with the same primary key exists (`errSecDuplicateItem`).
+        public static let duplicateItem = Code(.duplicateItem)
+        /// No item matched (`errSecItemNotFound`).
+        public static let itemNotFound = Code(.itemNotFound)
+        /// The vault (or the item's class) is locked (`errSecInteractionNotAllowed`).
+        public static let interactionNotAllowed = Code(.interactionNotAllowed)
+        /// Data could not be decoded (`errSecDecode`).
+        public static let decode = Code(.decode)
+        /// The access group or principal is not allowed (`errSecMissingEntitlement`).
+        public static let missingEntitlement = Code(.missingEntitlement)
+        /// A lock could not destroy every kernel key (`errSecInternalComponent`).
+        public static let internalComponent = Code(.internalComponent)
+        /// The vault is at its size limit (`errSecQuotaExceeded`).
+        public static let quotaExceeded = Code(.quotaExceeded)
 
         /// The code's name, such as `itemNotFound`, or its number when unknown.
         public var description: String {
@@ -74,34 +86,34 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The message Apple's `SecCopyErrorMessageString` gives for the codes Arca
     /// returns, and a generic one for the others.
     public static func standardMessage(for status: OSStatus) -> String {
-        switch status {
-        case 0: "No error."
-        case -4: "Function or operation not implemented."
-        case -50: "One or more parameters passed to a function were not valid."
-        case -108: "Failed to allocate memory."
-        case -128: "User canceled the operation."
-        case -25291: "No keychain is available. You may need to restart your computer."
-        case -25293: "The user name or passphrase you entered is not correct."
-        case -25299: "The specified item already exists in the keychain."
-        case -25300: "The specified item could not be found in the keychain."
-        case -25308: "User interaction is not allowed."
-        case -26275: "Unable to decode the provided data."
-        case -34018: "A required entitlement isn't present."
-        case -2070: "An internal component failed."
-        case -67596: "The quota was exceeded."
+        switch Code(rawValue: status) {
+        case Code(.success): "No error."
+        case .unimplemented: "Function or operation not implemented."
+        case .param: "One or more parameters passed to a function were not valid."
+        case .allocate: "Failed to allocate memory."
+        case .userCanceled: "User canceled the operation."
+        case .notAvailable: "No keychain is available. You may need to restart your computer."
+        case .authFailed: "The user name or passphrase you entered is not correct."
+        case .duplicateItem: "The specified item already exists in the keychain."
+        case .itemNotFound: "The specified item could not be found in the keychain."
+        case .interactionNotAllowed: "User interaction is not allowed."
+        case .decode: "Unable to decode the provided data."
+        case .missingEntitlement: "A required entitlement isn't present."
+        case .internalComponent: "An internal component failed."
+        case .quotaExceeded: "The quota was exceeded."
         default: "OSStatus \(status)"
         }
     }
 
     /// The one mapping from client-side failures to the error codes.
     static func from(_ error: ClientError) -> KeychainError {
-        KeychainError(code: Code(rawValue: error.status.rawValue), message: error.description)
+        KeychainError(code: Code(error.status), message: error.description)
     }
 
     /// The error of an error reply from arcad.
     static func from(status: ArcaStatus, message: String) -> KeychainError {
         KeychainError(
-            code: Code(rawValue: status.rawValue),
+            code: Code(status),
             message: message.isEmpty ? standardMessage(for: status.rawValue) : message)
     }
 

@@ -1,4 +1,5 @@
 import ArcaProtocol
+import ArcaSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -45,18 +46,10 @@ public enum CLI {
         return status
     }
 
+    /// Writes all of `bytes`; a closed or failing stream is ignored (nothing else
+    /// to tell). The corresponding C function is `write`.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress.map { $0 + offset }, raw.count - offset)
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
+        _ = bytes.withUnsafeBytes { raw in try? FileDescriptor(rawValue: fd).writeAll(raw) }
     }
 }
 

@@ -1,4 +1,5 @@
 import ArcaCrypto
+import ArcaSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -54,16 +55,18 @@ public struct SecretInput {
         var count = 0
         var sawEnd = false
         var sawAnything = false
-        let failure: Int32? = buffer.withUnsafeMutableBytes { raw -> Int32? in
-            guard let base = raw.baseAddress else { return nil }
+        let stream = FileDescriptor(rawValue: fd)
+        let failure: Errno? = buffer.withUnsafeMutableBytes { raw -> Errno? in
             while count <= limit {
                 // A line is read a byte at a time so that the next line stays in the
                 // pipe for the next prompt (passwd reads two).
                 let want = stopAtNewline ? 1 : limit + 1 - count
-                let n = Glibc.read(fd, base + count, want)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
+                let n: Int
+                switch Result(catching: { () throws(Errno) in
+                    try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[count..<(count + want)]))
+                }) {
+                case .success(let read): n = read
+                case .failure(let error): return error
                 }
                 if n == 0 {
                     sawEnd = true
@@ -78,7 +81,7 @@ public struct SecretInput {
             }
             return nil
         }
-        if let failure { throw .failure(what: what, why: "cannot read stdin: " + String(cString: strerror(failure))) }
+        if let failure { throw .failure(what: what, why: "cannot read stdin: " + String(cString: strerror(failure.rawValue))) }
         guard count <= limit else { throw .failure(what: what, why: "longer than \(limit) bytes") }
         if stopAtNewline, sawEnd, !sawAnything { throw .failure(what: what, why: "no \(what) on stdin") }
         if !stopAtNewline, count > 0, buffer.withUnsafeBytes({ $0[count - 1] }) == 0x0a { count -= 1 }

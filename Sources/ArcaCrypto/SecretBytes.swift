@@ -10,6 +10,7 @@ import Synchronization
 /// time, `description` never shows the bytes, and there is deliberately no
 /// conversion to `String` or `Data`: code that needs the bytes borrows them with
 /// `withUnsafeBytes` for the duration of one call.
+// @unchecked: holds a raw pointer it alone owns; immutable after init except `wipe()` (see below).
 public final class SecretBytes: @unchecked Sendable {
     // The allocation is owned by this object and never shared; the class is not
     // mutated after initialisation except by `wipe()`, which is documented as

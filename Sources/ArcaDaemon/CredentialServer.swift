@@ -1,6 +1,7 @@
 import ArcaCrypto
 import ArcaProtocol
 import Synchronization
+import ArcaSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -78,14 +79,7 @@ public final class CredentialServer: Sendable {
 
     /// `(unit, id)` from the peer's abstract address `\0<random>/unit/<unit>/<id>`.
     static func unitAndID(peerOf fd: Int32) -> (String, String)? {
-        var address = sockaddr_un()
-        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
-        let rc = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) }
-        }
-        let pathOffset = MemoryLayout<sa_family_t>.size
-        guard rc == 0, Int(length) > pathOffset else { return nil }
-        let bytes = withUnsafeBytes(of: &address.sun_path) { Array($0.prefix(Int(length) - pathOffset)) }
+        guard let bytes = try? UnixSocket.peerAddress(FileDescriptor(rawValue: fd)) else { return nil }
         return unitAndID(address: bytes)
     }
 

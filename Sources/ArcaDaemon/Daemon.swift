@@ -13,6 +13,7 @@ import Glibc
 /// Authorization (ARCHITECTURE §2): a user acts only on their own vault; root (the
 /// PAM stack of login, sshd…) may act for any uid. A refusal is the same
 /// `errSecMissingEntitlement` whether or not the other user or vault exists.
+// @unchecked: every stored property is immutable, a Mutex/Atomic, or a type that locks itself.
 public final class Daemon: RequestHandling, @unchecked Sendable {
     /// `arcad --version` output.
     public static var versionLine: String { "arcad \(ArcaVersion.release)" }

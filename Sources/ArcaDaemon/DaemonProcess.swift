@@ -1,4 +1,5 @@
 import ArcaKeyring
+import ArcaSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -42,7 +43,7 @@ public enum DaemonProcess {
         if pid > 0 {
             close(fds[1])
             var byte: UInt8 = 1
-            let n = read(fds[0], &byte, 1)
+            let n = withUnsafeMutableBytes(of: &byte) { try? FileDescriptor(rawValue: fds[0]).read(into: $0) }
             _exit(n == 1 && byte == 0 ? 0 : 1)
         }
         close(fds[0])
@@ -54,8 +55,8 @@ public enum DaemonProcess {
     /// Tells the waiting parent that arcad started, and moves the standard streams
     /// to /dev/null.
     public static func ready(_ fd: Int32) {
-        var byte: UInt8 = 0
-        _ = write(fd, &byte, 1)
+        let byte: UInt8 = 0
+        _ = withUnsafeBytes(of: byte) { try? FileDescriptor(rawValue: fd).writeAll($0) }
         close(fd)
         let null = open("/dev/null", O_RDWR)
         if null >= 0 {

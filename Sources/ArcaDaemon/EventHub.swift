@@ -10,6 +10,7 @@ import Glibc
 /// with the number it saw last. Numbers start at arcad's start time in
 /// microseconds, so a listener that outlives an arcad restart is told it missed
 /// events instead of silently skipping them.
+// @unchecked: the mutable state is touched only while `condition` is held.
 final class EventHub: @unchecked Sendable {
     /// Events kept per user; a listener further behind is told `missed`.
     static let capacity = 4096

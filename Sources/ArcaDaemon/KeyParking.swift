@@ -17,7 +17,7 @@ import ArcaKeyring
 struct KeyParking: Sendable {
     let ringDescription: String
     /// Owner (root) everything; possessors, group and others nothing.
-    static let permissions: UInt32 = 0x003f_0000
+    static let permissions: KeyPermissions = .userAll
 
     init(stateDirectory: String) {
         let digest = (try? KeyedHash.blake2b(Array(stateDirectory.utf8), outputLength: 16)) ?? []
@@ -27,7 +27,7 @@ struct KeyParking: Sendable {
     private func ring(create: Bool) -> KeySerial? {
         if let found = try? KeySerial.userKeyring.search(type: "keyring", description: ringDescription) {
             // A ring from an arcad that gave possessors access: fix it before use.
-            if let info = try? found.describe(), info.uid == 0, info.permissions != Self.permissions {
+            if let info = try? found.describe(), info.uid == 0, info.permissions != Self.permissions.rawValue {
                 tighten(found)
             }
             return found

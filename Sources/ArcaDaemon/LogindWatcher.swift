@@ -22,6 +22,7 @@ import Glibc
 ///
 /// Without a system bus it retries every `retrySeconds`; without logind on the
 /// bus it waits for `NameOwnerChanged`. Each is logged once per outage.
+// @unchecked: `view`, `owner` and `inhibitor` are touched only by the watcher thread; the rest is immutable.
 public final class LogindWatcher: @unchecked Sendable {
     /// What to do when a user's logind sessions changed: uid, its screens (path →
     /// `LockedHint`), and the reason to log if that locks.

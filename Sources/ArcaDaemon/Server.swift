@@ -1,4 +1,5 @@
 import ArcaProtocol
+import ArcaSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -58,7 +59,7 @@ public final class Server: Sendable {
             } catch {
                 if stopping.load(ordering: .relaxed) { break }
                 Log.warning("accept: \(error)")
-                if let e = error as? SystemError, e.errno == EMFILE || e.errno == ENFILE { usleep(100_000) }
+                if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
                 continue
             }
             serve(client)
@@ -181,7 +182,7 @@ public final class Server: Sendable {
             // arcad runs with umask 077; every user must reach the socket inside.
             chmod(directory, 0o755)
         } else if errno != EEXIST {
-            throw SystemError(call: "mkdir \(directory)", errno: errno)
+            throw SystemError(call: "mkdir \(directory)", errno: .current)
         }
     }
 }

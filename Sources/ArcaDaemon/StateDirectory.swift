@@ -1,4 +1,5 @@
 import ArcaCrypto
+import ArcaSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -50,12 +51,12 @@ enum StateDirectory {
         _ body: (Int32, FileStatus) throws(HandlerError) -> R
     ) throws(HandlerError) -> R {
         let fd: Int32
-        do { fd = try FileSystem.open(path, flags) } catch let error as SystemError
-            where error.errno == ELOOP || error.errno == ENOTDIR
+        do { fd = try FileSystem.open(path, flags) } catch let error
+            where error.errno == .tooManySymbolicLinks || error.errno == .notDirectory
         {
             // O_NOFOLLOW with O_DIRECTORY fails a symlink with ENOTDIR, not ELOOP.
             let isLink = (try? FileSystem.status(path: path))??.isSymbolicLink ?? false
-            throw refusal(path, isLink || error.errno == ELOOP ? "is a symlink" : "is not a directory")
+            throw refusal(path, isLink || error.errno == .tooManySymbolicLinks ? "is a symlink" : "is not a directory")
         } catch {
             throw HandlerError(.notAvailable, "cannot open \(what) \(path): \(error)")
         }
@@ -88,7 +89,7 @@ enum StateDirectory {
     static func lock(_ directory: String) throws(HandlerError) -> StateLock {
         let path = "\(directory)/arcad.lock"
         let fd: Int32
-        do { fd = try FileSystem.open(path, O_RDWR | O_CREAT) } catch let error as SystemError where error.errno == ELOOP {
+        do { fd = try FileSystem.open(path, O_RDWR | O_CREAT) } catch let error where error.errno == .tooManySymbolicLinks {
             throw refusal(path, "is a symlink")
         } catch {
             throw HandlerError(.notAvailable, "cannot open \(path): \(error)")

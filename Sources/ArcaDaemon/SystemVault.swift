@@ -20,6 +20,7 @@ final class SystemState {
 
 /// The system vault behind one lock: every system request and every delivery
 /// runs inside `withLock`, so the kernel always reflects one state of the vault.
+// @unchecked: the vault and kernel state are touched only inside `withLock`.
 final class SystemContext: @unchecked Sendable {
     // `state` is only touched inside `withLock`, which holds `mutex`.
     private let mutex = Mutex(())

@@ -75,6 +75,7 @@ final class UserState {
 }
 
 /// One user's state behind a mutex.
+// @unchecked: `state` (a non-Sendable class) is touched only inside `withLock`.
 final class UserContext: @unchecked Sendable {
     // `state` is only touched inside `withLock`, which holds `mutex`.
     private let mutex = Mutex(())

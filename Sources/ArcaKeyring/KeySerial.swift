@@ -79,8 +79,8 @@ public struct KeySerial: RawRepresentable, Hashable, Sendable, CustomStringConve
     public func clear() throws(KeyringErrno) { try Keyctl.clear(rawValue) }
 
     /// Sets the permission mask. The corresponding C function is `keyctl_setperm`.
-    public func setPermissions(_ permissions: UInt32) throws(KeyringErrno) {
-        try Keyctl.setPermissions(rawValue, permissions)
+    public func setPermissions(_ permissions: KeyPermissions) throws(KeyringErrno) {
+        try Keyctl.setPermissions(rawValue, permissions.rawValue)
     }
 
     /// Changes owner and group; nil leaves one unchanged. The corresponding C function is `keyctl_chown`.

@@ -25,9 +25,9 @@ import ArcaCrypto
 /// spread over an `await`: staging happens in the thread's keyring.
 public struct KeyringLayout: Sendable {
     /// Item keys: possessor view/read/search; owner (root) everything; nobody else anything.
-    public static let itemPermissions: UInt32 = 0x0b3f_0000
+    public static let itemPermissions: KeyPermissions = [.possessorView, .possessorRead, .possessorSearch, .userAll]
     /// Class rings: same mask, so a possessor can search and list but not change them.
-    public static let ringPermissions: UInt32 = 0x0b3f_0000
+    public static let ringPermissions: KeyPermissions = itemPermissions
     /// The kernel's limit for a `user` key's payload.
     public static let maximumPayload = 32_767
     /// The ring of items granted to a service uid, in its persistent keyring.
@@ -219,7 +219,7 @@ public struct KeyringLayout: Sendable {
         return key
     }
 
-    func finish(_ key: KeySerial, permissions: UInt32, tag uid: UInt32) throws(KeyringError) {
+    func finish(_ key: KeySerial, permissions: KeyPermissions, tag uid: UInt32) throws(KeyringError) {
         try mapped("keyctl_chown(gid)") { () throws(KeyringErrno) in try key.changeOwner(uid: nil, gid: uid) }
         try mapped("keyctl_setperm") { () throws(KeyringErrno) in try key.setPermissions(permissions) }
     }

@@ -15,7 +15,7 @@ public enum ModuleError: Error, Equatable {
     case unexpectedReply(request: MessageKind, reply: MessageKind)
     /// arcad sent KDF parameters this module will not use.
     case unusableParameters(String)
-    /// Argon2id, calibration or guarded memory failed.
+    /// Argon2id, calibration or secure (mlocked) memory failed.
     case crypto(String)
     /// `pam_set_data` failed: the key cannot be kept for open_session.
     case stashFailed

@@ -39,7 +39,7 @@ public enum LogPriority: Sendable {
 public protocol PAMContext: AnyObject {
     /// A PAM item as text, or `nil` when unset.
     func item(_ item: PAMTextItem) -> String?
-    /// A secret item copied into guarded memory, or `nil` when unset or empty.
+    /// A secret item copied into mlocked memory (SecretBytes), or `nil` when unset or empty.
     func secretItem(_ item: PAMSecretItem) -> SecretBytes?
     /// The uid of a user name (`getpwnam_r`), or `nil` when unknown.
     func uid(ofUser name: String) -> UInt32?

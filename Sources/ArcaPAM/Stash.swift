@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaProtocol
 
 /// What auth leaves for open_session in the PAM handle (`pam_set_data`): what to
-/// do there and what it needs. Serialized into guarded memory only, zeroed when
+/// do there and what it needs. Serialized into mlocked memory (SecretBytes) only, zeroed when
 /// open_session takes it or at `pam_end`.
 ///
 /// Layout: version u8 = 2, plan u8, uid u32 little-endian, then by plan:

@@ -1,36 +1,41 @@
+import Arca
+import ArcaProtocol
+
 // The Keychain's constants with Apple's raw values, so that dictionaries
-// printed or persisted by ported code look the same on both platforms.
+// printed or persisted by ported code look the same on both platforms. The
+// OSStatus numbers are not written here: they come from ArcaStatus (the wire's
+// codes) and KeychainError.Code (Apple's codes Arca never returns).
 
 /// No error (`noErr`).
-public let noErr: OSStatus = 0
+public let noErr: OSStatus = ArcaStatus.success.rawValue
 /// No error.
-public let errSecSuccess: OSStatus = 0
+public let errSecSuccess: OSStatus = ArcaStatus.success.rawValue
 /// Function or operation not implemented.
-public let errSecUnimplemented: OSStatus = -4
+public let errSecUnimplemented: OSStatus = KeychainError.Code.unimplemented.rawValue
 /// One or more parameters passed to a function were not valid.
-public let errSecParam: OSStatus = -50
+public let errSecParam: OSStatus = ArcaStatus.param.rawValue
 /// Failed to allocate memory.
-public let errSecAllocate: OSStatus = -108
+public let errSecAllocate: OSStatus = KeychainError.Code.allocate.rawValue
 /// User canceled the operation.
-public let errSecUserCanceled: OSStatus = -128
+public let errSecUserCanceled: OSStatus = KeychainError.Code.userCanceled.rawValue
 /// No keychain is available: arcad is not running or not reachable.
-public let errSecNotAvailable: OSStatus = -25291
+public let errSecNotAvailable: OSStatus = ArcaStatus.notAvailable.rawValue
 /// The password or key is not correct.
-public let errSecAuthFailed: OSStatus = -25293
+public let errSecAuthFailed: OSStatus = ArcaStatus.authFailed.rawValue
 /// The item already exists.
-public let errSecDuplicateItem: OSStatus = -25299
+public let errSecDuplicateItem: OSStatus = ArcaStatus.duplicateItem.rawValue
 /// The item could not be found.
-public let errSecItemNotFound: OSStatus = -25300
+public let errSecItemNotFound: OSStatus = ArcaStatus.itemNotFound.rawValue
 /// User interaction is not allowed: on Linux, the vault or the item's class is locked.
-public let errSecInteractionNotAllowed: OSStatus = -25308
+public let errSecInteractionNotAllowed: OSStatus = ArcaStatus.interactionNotAllowed.rawValue
 /// Unable to decode the provided data.
-public let errSecDecode: OSStatus = -26275
+public let errSecDecode: OSStatus = ArcaStatus.decode.rawValue
 /// A required entitlement isn't present: the access group or principal is not allowed.
-public let errSecMissingEntitlement: OSStatus = -34018
+public let errSecMissingEntitlement: OSStatus = ArcaStatus.missingEntitlement.rawValue
 /// A lock could not destroy every kernel key of the class.
-public let errSecInternalComponent: OSStatus = -2070
+public let errSecInternalComponent: OSStatus = ArcaStatus.internalComponent.rawValue
 /// The user's vault is at its size limit (arca.conf `max_vault_bytes`).
-public let errSecQuotaExceeded: OSStatus = -67596
+public let errSecQuotaExceeded: OSStatus = ArcaStatus.quotaExceeded.rawValue
 
 /// The item class key.
 nonisolated(unsafe) public let kSecClass: CFString = "class"

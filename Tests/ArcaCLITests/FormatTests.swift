@@ -32,7 +32,7 @@ import Testing
         #expect(CLIError.request(.timedOut, what: "unlock").exitCode == .busy)
         #expect(CLIError.request(.connectionClosed, what: "unlock").message
                 == "arca: unlock: arcad closed the connection")
-        let dead = CLIError.request(.notRunning(path: "/x.sock", errno: ENOENT), what: "get")
+        let dead = CLIError.request(.notRunning(path: "/x.sock", errno: .noSuchFileOrDirectory), what: "get")
         #expect(dead.exitCode == .notRunning)
         #expect(dead.message == "arca: get: arcad is not running (/x.sock: No such file or directory)")
         // Replies keep arcad's text only where the code says nothing by itself.

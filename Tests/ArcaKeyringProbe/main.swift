@@ -101,7 +101,7 @@ case "link":  // link <key> <keyring serial or u/s/p>
     }
 case "setperm":
     status = report {
-        try serial(0).setPermissions(0x3f3f_3f3f)
+        try serial(0).setPermissions([.possessorAll, .userAll, .groupAll, .otherAll])
         return "set"
     }
 case "update":

@@ -189,7 +189,7 @@ import Testing
         let context = FakeContext()
         context.secrets[.authToken] = "pw"
         let arcad = FakeArcad()
-        let down = ClientError.notRunning(path: "/run/arca/arcad.sock", errno: 2)
+        let down = ClientError.notRunning(path: "/run/arca/arcad.sock", errno: .noSuchFileOrDirectory)
         arcad.failures = [.kdfParameters: down, .openSession: down]
         #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
         #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)

@@ -51,7 +51,7 @@ func pamPairsMain(_ arguments: [String]) -> Never {
     let authenticate = unsafeBitCast(authSymbol, to: PAMStep.self)
     let open = unsafeBitCast(openSymbol, to: PAMStep.self)
     let close = unsafeBitCast(closeSymbol, to: PAMStep.self)
-    var conversation = PAMConversation(conv: { _, _, _, _ in 19 /* PAM_CONV_ERR */ }, appdata: nil)
+    var conversation = PAMConversation(conv: { _, _, _, _ in 19 }, appdata: nil)  // 19: PAM_CONV_ERR
 
     func derive() -> Double {
         guard let kdf else { return 0 }

@@ -75,11 +75,11 @@ func runBench() throws {
     for _ in 0..<5 {
         let start = now()
         let ring = add_key("keyring", "arca:bench", nil, 0, KEY_SPEC_THREAD_KEYRING)
-        _ = keyctl_setperm(ring, KeyringLayout.ringPermissions)
+        _ = keyctl_setperm(ring, KeyringLayout.ringPermissions.rawValue)
         payload.withUnsafeBytes { bytes in
             for description in descriptions {
                 let key = add_key("user", description, bytes.baseAddress, bytes.count, ring)
-                _ = keyctl_setperm(key, KeyringLayout.itemPermissions)
+                _ = keyctl_setperm(key, KeyringLayout.itemPermissions.rawValue)
             }
         }
         rawInstalls.append(now() - start)

@@ -127,6 +127,7 @@ final class ConnectionPool: Sendable {
 
 /// A connection and its owner, moved in and out of the pool's lock. A connection
 /// is used by one caller at a time (the one that took it out), so sending it is safe.
+// @unchecked: ArcadClient is a class with a mutable request counter, used by one caller at a time.
 private struct PooledConnection: @unchecked Sendable {
     let client: ArcadClient
     let owner: ConnectionPool.Owner

@@ -1,3 +1,4 @@
+import ArcaSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -65,7 +66,8 @@ enum SecurePool {
             munmap(raw, chunkSize)
             return nil
         }
-        _ = madvise(raw, chunkSize, 16)  // MADV_DONTDUMP: no secrets in core files
+        // No secrets in core files; a kernel that refuses only loses that.
+        try? SecureZero.excludeFromCoreDumps(UnsafeMutableRawBufferPointer(start: raw, count: chunkSize))
         return raw
     }
 }

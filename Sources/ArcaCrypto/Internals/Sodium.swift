@@ -1,3 +1,4 @@
+import ArcaSystem
 import CSodium
 
 /// Thin wrappers over the libsodium calls that ArcaCrypto uses. This is the only
@@ -23,10 +24,10 @@ enum Sodium {
         sodium_free(pointer)
     }
 
-    /// Zeroes memory in a way the compiler cannot elide. The corresponding C function is `sodium_memzero`.
+    /// Zeroes memory in a way the compiler cannot elide: ArcaSystem's one zeroing
+    /// primitive (`explicit_bzero`), the same as every other wipe in Arca.
     static func zero(_ buffer: UnsafeMutableRawBufferPointer) {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        sodium_memzero(base, buffer.count)
+        SecureZero.zero(buffer)
     }
 
     /// Constant-time comparison of equal-length buffers. The corresponding C function is `sodium_memcmp`.

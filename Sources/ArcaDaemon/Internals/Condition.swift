@@ -5,6 +5,7 @@ import Glibc
 /// A mutex with a condition variable on the monotonic clock, for threads that wait their
 /// turn (the derivation queue) or for something to happen, with a deadline (vault events).
 /// Synchronization's `Mutex` has no condition to wait on.
+// @unchecked: a pthread mutex and condition variable, which are thread-safe but opaque to the compiler.
 final class Condition: @unchecked Sendable {
     // Heap-allocated: a pthread mutex or condition must never move.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)

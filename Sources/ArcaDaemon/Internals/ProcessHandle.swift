@@ -8,6 +8,7 @@ import Glibc
 /// pidfd where the kernel has `pidfd_open` (Linux 5.3), else the pid and its
 /// start time from `/proc/<pid>/stat`. Used to end a PAM session whose opener died
 /// without closing it (SIGKILL, a crash).
+// @unchecked: immutable after init; the pidfd is only polled and closed in deinit.
 final class ProcessHandle: @unchecked Sendable {
     /// The process id, for logs.
     let pid: Int32

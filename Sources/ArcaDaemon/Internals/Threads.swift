@@ -1,3 +1,4 @@
+import ArcaSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,7 +29,7 @@ enum Threads {
         }, context)
         if rc != 0 {
             Unmanaged<Box>.fromOpaque(context).release()
-            throw SystemError(call: "pthread_create", errno: rc)
+            throw SystemError(call: "pthread_create", errno: Errno(rawValue: rc))
         }
     }
 }

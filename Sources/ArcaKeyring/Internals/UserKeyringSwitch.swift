@@ -1,4 +1,4 @@
-import CKeyutils
+import CArcaSystem
 
 // Why a child task and not a uid switch in this process: the kernel resolves @u
 // from the caller's real uid. glibc's setresuid changes every thread of a
@@ -6,12 +6,12 @@ import CKeyutils
 // user signal (SIGSTOP, SIGKILL) the root daemon while it lasts, since kill
 // compares the sender's uid with the target's real uid. A child can only hurt
 // itself; it is bounded by a timeout and killed. It is a clone(CLONE_VM) child
-// making only raw system calls (details in CKeyutils/shim.h): fork() would copy
-// the page tables of a process holding many guarded secrets, milliseconds each.
+// making only raw system calls (details in CArcaSystem/keyring_as_user.c): fork() would copy
+// the page tables of a process holding many mlocked secrets, milliseconds each.
 
 /// The few keyring calls that must run with another user's real uid (linking
 /// into or clearing that user's `@u`). They run in a short-lived child process
-/// written in C (`arca_keyring_as_user` in CKeyutils/shim.h); the reasons for
+/// written in C (`arca_keyring_as_user` in CArcaSystem/keyring_as_user.c); the reasons for
 /// a child rather than a per-thread `setresuid` are given there.
 enum UserKeyringSwitch {
     /// What the child found.

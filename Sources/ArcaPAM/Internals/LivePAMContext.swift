@@ -29,7 +29,7 @@ final class LivePAMContext: PAMContext {
         return String(validatingCString: value.assumingMemoryBound(to: CChar.self))
     }
 
-    /// Copies the token from libpam's memory into guarded memory directly,
+    /// Copies the token from libpam's memory into mlocked memory (SecretBytes) directly,
     /// never through a Swift `String`. The corresponding C function is `pam_get_item`.
     func secretItem(_ item: PAMSecretItem) -> SecretBytes? {
         let type: Int32
@@ -109,7 +109,7 @@ final class LivePAMContext: PAMContext {
     }
 }
 
-/// What `pam_set_data` holds: a reference to guarded memory.
+/// What `pam_set_data` holds: a reference to mlocked memory (SecretBytes).
 private final class StashBox {
     let secret: SecretBytes
     init(_ secret: SecretBytes) { self.secret = secret }

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An open file descriptor, in swift-system's shape: a value over `CInt` whose
+/// methods are the calls Arca makes on it, each retrying `EINTR` and throwing
+/// ``Errno``. It does not close itself: the owner calls ``close()``.
+public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
+    /// The raw C file descriptor.
+    public let rawValue: CInt
+
+    /// Wraps a raw file descriptor.
+    public init(rawValue: CInt) { self.rawValue = rawValue }
+
+    /// Opens `path` close-on-exec. The corresponding C function is `open`.
+    public static func open(_ path: String, _ flags: CInt, permissions: mode_t = 0o600) throws(Errno)
+        -> FileDescriptor
+    {
+        FileDescriptor(rawValue: try valueOrErrno { Glibc.open(path, flags | O_CLOEXEC, permissions) }.get())
+    }
+
+    /// Closes the descriptor; `EINTR` is not retried (Linux has closed it anyway).
+    /// The corresponding C function is `close`.
+    public func close() {
+        _ = Glibc.close(rawValue)
+    }
+
+    /// Reads at most `buffer.count` bytes; 0 at end of file. The corresponding C function is `read`.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try valueOrErrno { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }.get()
+    }
+
+    /// Reads at most `buffer.count` bytes at `offset`. The corresponding C function is `pread`.
+    public func read(fromAbsoluteOffset offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Int {
+        try valueOrErrno { pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }.get()
+    }
+
+    /// Fills `buffer` exactly, however many reads that takes; false at an early end
+    /// of file (the bytes read so far stay in `buffer`). The corresponding C function is `read`.
+    public func readExactly(into buffer: UnsafeMutableRawBufferPointer) throws(Errno) -> Bool {
+        var offset = 0
+        while offset < buffer.count {
+            let n = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]))
+            if n == 0 { return false }
+            offset += n
+        }
+        return true
+    }
+
+    /// Writes at most `bytes.count` bytes. The corresponding C function is `write`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        try valueOrErrno { Glibc.write(rawValue, bytes.baseAddress, bytes.count) }.get()
+    }
+
+    /// Writes all of `bytes` (a secret stays in the caller's buffer, never copied).
+    /// The corresponding C function is `write`.
+    public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var offset = 0
+        while offset < bytes.count {
+            offset += try write(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`. The corresponding C function is `pwrite`.
+    public func writeAll(toAbsoluteOffset offset: Int, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var done = 0
+        while done < bytes.count {
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
+            done += try valueOrErrno { pwrite(rawValue, rest.baseAddress, rest.count, off_t(offset + done)) }.get()
+        }
+    }
+
+    /// Makes the descriptor non-blocking. The corresponding C function is `fcntl(F_SETFL)`.
+    public func setNonBlocking() throws(Errno) {
+        let flags = try valueOrErrno { fcntl(rawValue, F_GETFL) }.get()
+        try nothingOrErrno { fcntl(rawValue, F_SETFL, flags | O_NONBLOCK) }.get()
+    }
+
+    /// Waits until the descriptor is ready for `events` (`POLLIN`, `POLLOUT`) or
+    /// `milliseconds` pass (negative: no limit); true when ready, or when an error
+    /// or hang-up is pending that the next call reports. An interrupted wait is
+    /// reported as not ready, so that the caller recomputes its time left.
+    /// The corresponding C function is `poll`.
+    public func poll(for events: Int16, milliseconds: Int32) throws(Errno) -> Bool {
+        var entry = pollfd(fd: rawValue, events: events, revents: 0)
+        switch valueOrErrno(retryOnInterrupt: false, { Glibc.poll(&entry, 1, milliseconds) }) {
+        case .success(let n): return n > 0
+        case .failure(.interrupted): return false
+        case .failure(let e): throw e
+        }
+    }
+}

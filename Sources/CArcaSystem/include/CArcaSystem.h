@@ -1,0 +1,95 @@
+/*
+ * CArcaSystem: the C that Swift cannot express, compiled with _GNU_SOURCE
+ * (see Package.swift). This header is also read by Swift's importer, which does
+ * not define _GNU_SOURCE, so it declares only plain types: every GNU-only
+ * symbol (clone, accept4, struct ucred, MADV_DONTDUMP) stays inside the .c files.
+ *
+ * Swift code reaches these through the ArcaSystem target (and ArcaKeyring's
+ * Internals for the user-keyring child); nothing else imports this module.
+ */
+#ifndef ARCA_C_SYSTEM_H
+#define ARCA_C_SYSTEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- The user-keyring child (keyring_as_user.c) ------------------------- */
+
+/* What the child should do, as a bit set, in this order. */
+#define ARCA_USER_OP_FIND 1  /* search @u (direct links first) for keyring `description` */
+#define ARCA_USER_OP_LINK 2  /* link `ring` into @u, displacing a keyring of the same description */
+#define ARCA_USER_OP_CLEAR 4 /* clear @u (account deletion) */
+/* Account deletion: act as @u's owner (effective and fs uid too, not only the
+ * real uid) and put back @u's default permissions before clearing it, so that a
+ * `keyctl setperm` the deleted user made does not outlive the account. */
+#define ARCA_USER_OP_RESET 8
+/* Wait for the child by polling waitpid, the path taken when pidfd_open fails;
+ * lets tests prove that path is bounded too. */
+#define ARCA_USER_OP_POLL_WAIT 16
+/* The permissions the kernel gives a new user keyring (since 5.3):
+ * possessor all but setattr, owner all. */
+#define ARCA_USER_KEYRING_DEFAULT_PERM 0x1f3f0000
+
+/* Which step failed, reported with its errno. */
+#define ARCA_USER_STEP_NONE 0
+#define ARCA_USER_STEP_FORK 1
+#define ARCA_USER_STEP_SETUID 2
+#define ARCA_USER_STEP_USER_KEYRING 3
+#define ARCA_USER_STEP_FIND 4
+#define ARCA_USER_STEP_LINK 5
+#define ARCA_USER_STEP_CLEAR 6
+#define ARCA_USER_STEP_WAIT 7
+#define ARCA_USER_STEP_CHILD_DIED 8
+#define ARCA_USER_STEP_SETPERM 9
+
+typedef struct {
+    int32_t user_keyring; /* serial of the user's @u */
+    int32_t found;        /* serial found by ARCA_USER_OP_FIND, 0 if none */
+    int32_t step;         /* ARCA_USER_STEP_* that failed, 0 on success */
+    int32_t error;        /* errno of that step */
+    int32_t done;         /* set by the child as its last act */
+    uint32_t old_perm;    /* ARCA_USER_OP_RESET: @u's permissions before the reset */
+} arca_user_op_result;
+
+/*
+ * Runs `ops` with real uid `uid` (effective uid stays 0, so root-owned keys
+ * keep their owner permissions) in a clone(CLONE_VM) child task that makes only
+ * raw system calls. Waits at most `timeout_ms` for it; a child that does not
+ * finish in time (for instance because the user stopped it) is killed. Returns
+ * 0 and fills `result`; on failure result->step and result->error say what went
+ * wrong. `ring` is a key serial (key_serial_t).
+ */
+int arca_keyring_as_user(uid_t uid, int ops, const char *description, int32_t ring, int timeout_ms,
+                         arca_user_op_result *result);
+
+/* ---- Sockets and memory (system.c) -------------------------------------- */
+
+/* The fields of `struct ucred` (SO_PEERCRED), which Glibc's module hides
+ * behind _GNU_SOURCE. */
+typedef struct {
+    int32_t pid;
+    uint32_t uid;
+    uint32_t gid;
+} arca_ucred;
+
+/* accept4(fd, NULL, NULL, SOCK_CLOEXEC): one call, so no fork can inherit the
+ * connection between accept and fcntl. Returns the new fd or -1 with errno. */
+int arca_accept_cloexec(int fd);
+
+/* getsockopt(SO_PEERCRED) into `out`. Returns 0 or -1 with errno. */
+int arca_peer_credentials(int fd, arca_ucred *out);
+
+/* getsockopt(SO_PEERGROUPS) (Linux 4.13). `*count` is the capacity of `groups`
+ * on entry and the number of groups (or, with ERANGE, the number needed) on
+ * return. Returns 0 or -1 with errno. */
+int arca_peer_groups(int fd, uint32_t *groups, size_t *count);
+
+/* madvise(MADV_DONTDUMP): keep the range out of core files. Returns 0 or -1 with errno. */
+int arca_madvise_dontdump(void *address, size_t length);
+
+/* Zeroes `length` bytes at `address` in a way the compiler may not elide
+ * (explicit_bzero): the one zeroing primitive every Swift wipe ends in. */
+void arca_secure_zero(void *address, size_t length);
+
+#endif

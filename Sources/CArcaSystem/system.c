@@ -1,0 +1,36 @@
+/* Socket and memory calls that need _GNU_SOURCE (see include/CArcaSystem.h). */
+#include "CArcaSystem.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+int arca_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
+
+int arca_peer_credentials(int fd, arca_ucred *out) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    if (length != sizeof credentials) {
+        errno = EINVAL;
+        return -1;
+    }
+    out->pid = credentials.pid;
+    out->uid = credentials.uid;
+    out->gid = credentials.gid;
+    return 0;
+}
+
+int arca_peer_groups(int fd, uint32_t *groups, size_t *count) {
+    socklen_t length = (socklen_t)(*count * sizeof(gid_t));
+    int rc = getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &length);
+    *count = length / sizeof(gid_t);
+    return rc;
+}
+
+int arca_madvise_dontdump(void *address, size_t length) { return madvise(address, length, MADV_DONTDUMP); }
+
+void arca_secure_zero(void *address, size_t length) {
+    if (length > 0) explicit_bzero(address, length);
+}
