@@ -98,8 +98,8 @@ install-files:
 	    install -m 0644 pam/pam-configs/arca $(PAMCONFDIR)/arca; fi
 	install -d -m 0700 $(DESTDIR)/var/lib/arca
 
-# make install strips what it installed (arca 13.2 -> 7.9 MB, arcad 14.1 -> 7.5, pam_arca.so
-# 10.5 -> 6.4, arca-secretd 11.2 -> 6.8); the debug info stays in the build tree, in
+# make install strips what it installed (arca 12.6 -> 7.5 MiB, arcad 13.4 -> 7.2, pam_arca.so
+# 9.8 -> 5.9, arca-secretd 10.6 -> 6.4); the debug info stays in the build tree, in
 # $(BUILD)/NAME.debug, which each stripped file names in its .gnu_debuglink (gdb finds it with
 # `set debug-file-directory`, or `symbol-file`). debian/rules runs install-files only:
 # dh_strip strips there and puts the debug info in the -dbgsym packages.
