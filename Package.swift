@@ -13,12 +13,16 @@ let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 /// resolved at link time, and never unloaded by `pam_end`.
 /// lld, because gold leaves the Swift type descriptors that the version script
 /// localizes in .dynsym (as LOCAL entries); lld drops them.
+/// Login cost (bench/pam, a fresh process's dlopen): libstdc++ is linked from GCC's
+/// archive (pam/link/libstdc++.so says how), so loading the module does not load
+/// and relocate libstdc++.so.6; relative relocations are packed (DT_RELR, glibc 2.36).
 let pamModuleLinkage: [LinkerSetting] = [
     .unsafeFlags([
-        "-static-stdlib", "-use-ld=lld",
+        "-static-stdlib", "-use-ld=lld", "-L\(Context.packageDirectory)/pam/link",
         "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_arca.map",
         "-Xlinker", "-z", "-Xlinker", "defs",
         "-Xlinker", "-z", "-Xlinker", "nodelete",
+        "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
     ])
 ]
 

@@ -57,6 +57,16 @@ struct SecretBytesTests {
         #expect(first != 0)
     }
 
+    @Test("the pool grows lazily: one page first, then chunks that double up to 256 KiB, each a whole number of slots")
+    func poolGrowth() {
+        var sizes = [SecurePool.firstChunkSize]
+        while sizes.count < 8 { sizes.append(SecurePool.chunkSize(after: sizes[sizes.count - 1])) }
+        #expect(sizes == [4096, 8192, 16384, 32768, 65536, 131072, 262144, 262144])
+        for size in sizes {
+            #expect(SecurePool.slotSizes.allSatisfy { size % $0 == 0 })
+        }
+    }
+
     @Test("description and debugDescription are redacted")
     func redacted() throws {
         let secret = try SecretBytes.testing(Array("hunter2".utf8))

@@ -27,5 +27,8 @@ exports=$(nm -D --defined-only "$build/libpam_arca.so" | awk '{print $3}' | sort
 check "pam_arca.so exports only pam_sm_*" test "$exports" = \
     "pam_sm_acct_mgmt pam_sm_authenticate pam_sm_chauthtok pam_sm_close_session pam_sm_open_session pam_sm_setcred "
 check "pam_arca.so is linked -z nodelete" sh -c "readelf -d '$build/libpam_arca.so' | grep -q 'NODELETE'"
+# A login process (C) does not have libstdc++ loaded: loading it for the module doubled
+# the module's dlopen (bench/pam). The Swift runtime's C++ comes from GCC's archive.
+check "pam_arca.so does not load libstdc++.so" sh -c "! readelf -d '$build/libpam_arca.so' | grep -q 'libstdc++'"
 echo "static-binaries: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,14 +14,24 @@ import Glibc
 /// dumps, zeroed over the whole slot when released, and reused. What is given up
 /// is the per-secret guard page; secrets above 4 KiB keep `sodium_malloc`.
 /// Chunks are never unmapped, so the pool stays at its peak size.
+///
+/// The pool grows lazily: a size class maps one page first and doubles each
+/// later chunk up to `maxChunkSize`. A process that holds one secret (`arca get`,
+/// one PAM call) maps and locks a page or two instead of 256 KiB per class:
+/// mlock faults in every page it locks, and that was most of what `arca get`
+/// paid over `keyctl print` (bench/cli).
 enum SecurePool {
     /// Slot sizes; a secret takes the smallest that fits.
     static let slotSizes = [64, 256, 1024, 4096]
-    /// Bytes mapped at a time per size class.
-    static let chunkSize = 256 * 1024
+    /// The first chunk of each size class: one page (a multiple of every slot size).
+    static let firstChunkSize = 4096
+    /// The largest chunk mapped at a time per size class.
+    static let maxChunkSize = 256 * 1024
 
     private struct FreeLists {
         var slots: [[UnsafeMutableRawPointer]] = Array(repeating: [], count: SecurePool.slotSizes.count)
+        /// The size of the next chunk of each class: doubles up to `maxChunkSize`.
+        var nextChunkSize = Array(repeating: SecurePool.firstChunkSize, count: SecurePool.slotSizes.count)
         /// Set when mlock failed once: the pool then stays out of the way.
         var disabled = false
     }
@@ -29,6 +39,9 @@ enum SecurePool {
     // Raw pointers are not Sendable; they are only handed out under the lock and
     // each is owned by exactly one SecretBytes until returned.
     nonisolated(unsafe) private static let lists = Mutex(FreeLists())
+
+    /// The chunk a size class maps after one of `size` bytes: twice as large, at most `maxChunkSize`.
+    static func chunkSize(after size: Int) -> Int { min(size * 2, maxChunkSize) }
 
     /// The slot size for `count` bytes, or nil if too large for the pool.
     static func slotSize(for count: Int) -> Int? { slotSizes.first { count <= $0 } }
@@ -40,12 +53,17 @@ enum SecurePool {
         return lists.withLock { lists -> UnsafeMutableRawPointer? in
             if lists.disabled { return nil }
             if lists.slots[index].isEmpty {
-                guard let chunk = mapChunk() else {
+                let bytes = lists.nextChunkSize[index]
+                guard let chunk = mapChunk(bytes) else {
                     lists.disabled = true
                     return nil
                 }
+                lists.nextChunkSize[index] = chunkSize(after: bytes)
                 let size = slotSizes[index]
-                for offset in stride(from: 0, to: chunkSize, by: size) { lists.slots[index].append(chunk + offset) }
+                // Highest offset first: popLast hands out the chunk from its start.
+                for offset in stride(from: bytes - size, through: 0, by: -size) {
+                    lists.slots[index].append(chunk + offset)
+                }
             }
             return lists.slots[index].popLast()
         }
@@ -57,9 +75,9 @@ enum SecurePool {
         lists.withLock { $0.slots[index].append(pointer) }
     }
 
-    /// Maps, locks and excludes from core dumps one chunk. The corresponding C
-    /// functions are `mmap`, `mlock` and `madvise(MADV_DONTDUMP)`.
-    private static func mapChunk() -> UnsafeMutableRawPointer? {
+    /// Maps, locks and excludes from core dumps one chunk of `chunkSize` bytes. The
+    /// corresponding C functions are `mmap`, `mlock` and `madvise(MADV_DONTDUMP)`.
+    private static func mapChunk(_ chunkSize: Int) -> UnsafeMutableRawPointer? {
         guard let raw = mmap(nil, chunkSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
               raw != MAP_FAILED else { return nil }
         guard mlock(raw, chunkSize) == 0 else {
