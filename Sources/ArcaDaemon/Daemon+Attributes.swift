@@ -45,6 +45,37 @@ extension Daemon {
         }
     }
 
+    func searchAttributeReferences(uid: UInt32, _ attributes: SecretAttributes, peer: PeerCredentials)
+        throws(HandlerError) -> Reply
+    {
+        try authorize(peer, for: uid)
+        return try context(uid).withLock { state throws(HandlerError) -> Reply in
+            let vault = try requireVault(of: state)
+            do {
+                let found = try vault.searchAttributeReferences(attributes)
+                return .attributeReferences(
+                    AttributeReferenceList(unlocked: found.unlocked.map(\.bytes), locked: found.locked.map(\.bytes)))
+            } catch {
+                throw HandlerError.vault(error)
+            }
+        }
+    }
+
+    /// The login collection's label (renamed first when `label` is given) and the class of new items.
+    func collectionSettings(uid: UInt32, label: String?, peer: PeerCredentials) throws(HandlerError) -> Reply {
+        try authorize(peer, for: uid)
+        return try context(uid).withLock { state throws(HandlerError) -> Reply in
+            let vault = try requireVault(of: state)
+            do {
+                if let label { try vault.setCollectionLabel(label) }
+                return .collectionSettings(
+                    CollectionSettings(label: try vault.collectionLabel(), accessible: config.secretServiceClass))
+            } catch {
+                throw HandlerError.vault(error)
+            }
+        }
+    }
+
     func getAttributeItems(uid: UInt32, _ references: [[UInt8]], returnSecrets: Bool, peer: PeerCredentials)
         throws(HandlerError) -> Reply
     {

@@ -168,6 +168,10 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try deleteAttributeItem(uid: uid, reference, peer: peer)
         case .waitEvents(let uid, let after, let timeout):
             return try waitEvents(uid: uid, after: after, milliseconds: timeout, peer: peer)
+        case .searchAttributeReferences(let uid, let attributes):
+            return try searchAttributeReferences(uid: uid, attributes, peer: peer)
+        case .collectionSettings(let uid, let label):
+            return try collectionSettings(uid: uid, label: label, peer: peer)
         case .loginUnlock(let uid, let key):
             return try loginUnlock(uid: uid, key: try secretCopy(key), peer: peer)
         case .confirmCandidate(let uid, let candidate, let session):

@@ -195,3 +195,55 @@ extension WireReader {
         return AttributeItemList(items: items, locked: locked)
     }
 }
+
+/// The references of attribute items found (``Request/searchAttributeReferences(uid:attributes:)``):
+/// the same matches as a search, without their attributes.
+public struct AttributeReferenceList: Sendable, Hashable {
+    /// References of matching items of unlocked classes.
+    public var unlocked: [[UInt8]]
+    /// References of matching items whose class is locked.
+    public var locked: [[UInt8]]
+
+    /// A list from its parts.
+    public init(unlocked: [[UInt8]], locked: [[UInt8]] = []) {
+        self.unlocked = unlocked
+        self.locked = locked
+    }
+}
+
+/// The Secret Service's login collection as arcad keeps it (``Request/collectionSettings(uid:label:)``).
+public struct CollectionSettings: Sendable, Hashable {
+    /// The collection's label.
+    public var label: String
+    /// The class of new items (`secret_service_class`): the collection is locked when it is.
+    public var accessible: Accessibility
+
+    /// Settings from their parts.
+    public init(label: String, accessible: Accessibility) {
+        self.label = label
+        self.accessible = accessible
+    }
+}
+
+extension WireWriter {
+    mutating func attributeReferenceList(_ list: AttributeReferenceList) throws(ProtocolError) {
+        try self.list(list.unlocked, field: "unlocked", limit: ProtocolLimits.maximumListCount) {
+            w, ref throws(ProtocolError) in try w.reference(ref)
+        }
+        try self.list(list.locked, field: "locked", limit: ProtocolLimits.maximumListCount) {
+            w, ref throws(ProtocolError) in try w.reference(ref)
+        }
+    }
+}
+
+extension WireReader {
+    mutating func attributeReferenceList() throws(ProtocolError) -> AttributeReferenceList {
+        let unlocked = try list(field: "unlocked", limit: ProtocolLimits.maximumListCount) {
+            r throws(ProtocolError) in try r.reference()
+        }
+        let locked = try list(field: "locked", limit: ProtocolLimits.maximumListCount) {
+            r throws(ProtocolError) in try r.reference()
+        }
+        return AttributeReferenceList(unlocked: unlocked, locked: locked)
+    }
+}

@@ -57,6 +57,10 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case deleteAttributeItem = 0x0024
     /// ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
     case waitEvents = 0x0025
+    /// ``Request/searchAttributeReferences(uid:attributes:)``.
+    case searchAttributeReferences = 0x0026
+    /// ``Request/collectionSettings(uid:label:)``.
+    case collectionSettings = 0x0027
     /// ``Request/loginUnlock(uid:key:)``.
     case loginUnlock = 0x0016
     /// ``Request/confirmCandidate(uid:candidate:session:)``.
@@ -82,6 +86,10 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case attributeItems = 0x8010
     /// ``Reply/events(_:)``.
     case events = 0x8011
+    /// ``Reply/attributeReferences(_:)``.
+    case attributeReferences = 0x8012
+    /// ``Reply/collectionSettings(_:)``.
+    case collectionSettingsReply = 0x8013
     /// ``Reply/candidate(token:)``.
     case candidate = 0x8008
 

@@ -53,6 +53,10 @@ extension Reply {
             }
         case .attributeItems(let list): try w.attributeItemList(list)
         case .events(let batch): try w.eventBatch(batch)
+        case .attributeReferences(let list): try w.attributeReferenceList(list)
+        case .collectionSettings(let settings):
+            try w.string(settings.label, field: "label", limit: ProtocolLimits.maximumStringLength)
+            w.u8(settings.accessible.rawValue)
         }
     }
 
@@ -111,13 +115,19 @@ extension Reply {
                 })
         case .attributeItems: return .attributeItems(try r.attributeItemList())
         case .events: return .events(try r.eventBatch())
+        case .attributeReferences: return .attributeReferences(try r.attributeReferenceList())
+        case .collectionSettingsReply:
+            return .collectionSettings(
+                CollectionSettings(
+                    label: try r.string(field: "label", limit: ProtocolLimits.maximumStringLength),
+                    accessible: try r.accessibility()))
         case .candidate:
             return .candidate(token: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength))
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
             .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
-            .waitEvents:
+            .waitEvents, .searchAttributeReferences, .collectionSettings:
             throw .unexpectedKind(kind)
         }
     }

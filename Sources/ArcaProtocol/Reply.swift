@@ -26,6 +26,10 @@ public enum Reply: Sendable, Hashable {
     case attributeItems(AttributeItemList)
     /// Answer to ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
     case events(EventBatch)
+    /// Answer to ``Request/searchAttributeReferences(uid:attributes:)``.
+    case attributeReferences(AttributeReferenceList)
+    /// Answer to ``Request/collectionSettings(uid:label:)``.
+    case collectionSettings(CollectionSettings)
     /// Answer to ``Request/loginUnlock(uid:key:)`` when the key does not open
     /// the vault (errSecAuthFailed): the token, of
     /// ``ProtocolLimits/candidateTokenLength`` bytes, that lets this PAM
@@ -45,6 +49,8 @@ public enum Reply: Sendable, Hashable {
         case .grants: return .grants
         case .attributeItems: return .attributeItems
         case .events: return .events
+        case .attributeReferences: return .attributeReferences
+        case .collectionSettings: return .collectionSettingsReply
         case .candidate: return .candidate
         }
     }

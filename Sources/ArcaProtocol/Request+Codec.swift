@@ -101,6 +101,12 @@ extension Request {
             w.u32(uid)
             w.u64(after)
             w.u32(timeout)
+        case .searchAttributeReferences(let uid, let attributes):
+            w.u32(uid)
+            try w.secretAttributes(attributes, field: "attributes")
+        case .collectionSettings(let uid, let label):
+            w.u32(uid)
+            try w.optionalString(label, field: "label")
         case .confirmCandidate(let uid, let candidate, let session):
             w.u32(uid)
             try w.fixed(candidate, field: "candidate", length: ProtocolLimits.candidateTokenLength)
@@ -201,6 +207,10 @@ extension Request {
                 throw .invalidValue(field: "timeoutMilliseconds")
             }
             return .waitEvents(uid: uid, after: after, timeoutMilliseconds: timeout)
+        case .searchAttributeReferences:
+            return .searchAttributeReferences(uid: try r.u32(), attributes: try r.secretAttributes(field: "attributes"))
+        case .collectionSettings:
+            return .collectionSettings(uid: try r.u32(), label: try r.optionalString(field: "label"))
         case .loginUnlock: return .loginUnlock(uid: try r.u32(), key: try r.key(field: "key"))
         case .confirmCandidate:
             return .confirmCandidate(
@@ -208,7 +218,7 @@ extension Request {
                 candidate: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength),
                 session: try r.bytes(field: "session", limit: ProtocolLimits.maximumTokenLength))
         case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
-            .attributeItems, .events:
+            .attributeItems, .events, .attributeReferences, .collectionSettingsReply:
             throw .unexpectedKind(kind)
         }
     }

@@ -68,6 +68,12 @@ public enum Request: Sendable, Hashable {
     /// Waits up to `timeoutMilliseconds` (at most ``ProtocolLimits/maximumEventWaitMilliseconds``)
     /// for events of the user's vault numbered after `after`. Replied with ``Reply/events(_:)``.
     case waitEvents(uid: UInt32, after: UInt64, timeoutMilliseconds: UInt32)
+    /// Like ``searchAttributeItems(uid:attributes:returnSecrets:)`` but replied with the
+    /// references only (``Reply/attributeReferences(_:)``): what a D-Bus search returns.
+    case searchAttributeReferences(uid: UInt32, attributes: SecretAttributes)
+    /// The Secret Service's login collection: its label (set first when `label` is
+    /// given, kept in the vault) and the class of new items. Replied with ``Reply/collectionSettings(_:)``.
+    case collectionSettings(uid: UInt32, label: String?)
     /// Unlock from the login stack (root only, pam_arca). Replied with ``Reply/ok``,
     /// or, when `key` does not open the vault, with ``Reply/candidate(token:)``:
     /// arcad keeps the key for a while as a possible new login password, which
@@ -109,6 +115,8 @@ public enum Request: Sendable, Hashable {
         case .updateAttributeItem: return .updateAttributeItem
         case .deleteAttributeItem: return .deleteAttributeItem
         case .waitEvents: return .waitEvents
+        case .searchAttributeReferences: return .searchAttributeReferences
+        case .collectionSettings: return .collectionSettings
         case .loginUnlock: return .loginUnlock
         case .confirmCandidate: return .confirmCandidate
         }

@@ -65,7 +65,8 @@ extension Request {
         // owner of its arrays and is zeroed in place rather than copied.
         switch self {
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
-            .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents:
+            .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
+            .searchAttributeReferences, .collectionSettings:
             return
         case .addAttributeItem(var add):
             self = .lockAll
@@ -139,7 +140,9 @@ extension Reply {
     /// keys and candidate tokens.
     public mutating func wipeSecrets() {
         switch self {
-        case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events: return
+        case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events, .attributeReferences,
+            .collectionSettings:
+            return
         case .attributeItems(var list):
             self = .ok
             for index in list.items.indices { SecureWipe.zero(&list.items[index].secret) }

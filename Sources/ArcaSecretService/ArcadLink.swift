@@ -61,6 +61,21 @@ final class ArcadLink {
         return list
     }
 
+    /// The references of matching items (no attributes: what a D-Bus search returns).
+    func references(_ attributes: [String: String]) throws(SecretError) -> AttributeReferenceList {
+        guard case .attributeReferences(let list) = try send(.searchAttributeReferences(uid: uid, attributes: attributes))
+        else { throw SecretError.failed("unexpected reply") }
+        return list
+    }
+
+    /// The login collection's label and class (renamed first when `label` is given).
+    func collectionSettings(label: String? = nil) throws(SecretError) -> CollectionSettings {
+        guard case .collectionSettings(let settings) = try send(.collectionSettings(uid: uid, label: label)) else {
+            throw SecretError.failed("unexpected reply")
+        }
+        return settings
+    }
+
     /// The lock classes the user's vault holds now.
     func unlockedClasses() -> LockClasses {
         guard case .status(let status)? = try? send(.status(uid: uid)) else { return [] }

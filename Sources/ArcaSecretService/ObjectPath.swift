@@ -65,9 +65,17 @@ enum CollectionID: String, Equatable {
 /// Hex of a reference, and back: the last element of a login item's path.
 enum ReferenceText {
     static func encode(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+        // Built as UTF-8 in one buffer: paths of whole collections are made from this.
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (i, byte) in bytes.enumerated() {
+                out[2 * i] = digits[Int(byte >> 4)]
+                out[2 * i + 1] = digits[Int(byte & 15)]
+            }
+            return bytes.count * 2
+        }
     }
+
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
 
     static func decode(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)

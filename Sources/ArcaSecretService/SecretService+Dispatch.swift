@@ -40,10 +40,12 @@ extension SecretService {
         switch object {
         case .service, .collection: return true
         case .session(let id): return sessions[id] != nil
-        case .prompt(let id): return prompts[id] != nil
+        case .prompt(let id): return prompts[id] != nil || flows.values.contains { $0.prompt == id }
         case .item(.session, let id): return memoryItems[id] != nil
         case .item(.login, let id):
             if cache[id] != nil { return true }
+            // Fetches the whole last search at once when `id` is part of it.
+            if uncachedFound.contains(id), try cachedItem(id) != nil { return true }
             guard let ref = ReferenceText.decode(id) else { return false }
             let list = try arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
             return !list.items.isEmpty || !list.locked.isEmpty
@@ -88,8 +90,7 @@ extension SecretService {
         case .prompt(let id) where interface == Interfaces.prompt:
             switch member {
             case "Prompt":
-                _ = try m.readString()
-                try runPrompt(id, caller: caller)
+                try runPrompt(id, window: try m.readString(), caller: caller)
                 return []
             case "Dismiss":
                 try dismissPrompt(id, caller: caller)

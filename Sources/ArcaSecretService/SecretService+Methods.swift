@@ -26,7 +26,9 @@ extension SecretService {
                 throw SecretError.invalidArgs("the input of dh-ietf1024-sha256-aes128-cbc-pkcs7 is a byte array")
             }
             do {
-                let (ours, cipher) = try DHSession.negotiate(clientPublicKey: clientKey)
+                let pair = try spareKey ?? DHKeyPair.generate()
+                spareKey = nil  // the loop makes the next one once idle
+                let (ours, cipher) = try DHSession.negotiate(clientPublicKey: clientKey, pair: pair)
                 sessions[id] = TransferSession(owner: caller, cipher: cipher)
                 return [.variant(.bytes(ours)), .objectPath(SecretObject.session(id).path)]
             } catch SessionCryptoError.badPublicKey(let why) {
@@ -89,10 +91,13 @@ extension SecretService {
         for c in collections {
             switch c {
             case .login:
-                let list = try arcad.items(
-                    .searchAttributeItems(uid: arcad.uid, attributes: attributes, returnSecrets: false))
-                for item in list.items { cache[ReferenceText.encode(item.reference)] = item }
-                unlockedPaths += list.items.map { itemPath($0.reference) }
+                let list = try arcad.references(attributes)
+                uncachedFound.removeAll(keepingCapacity: true)
+                for ref in list.unlocked {
+                    let id = ReferenceText.encode(ref)
+                    if cache[id] == nil { uncachedFound.insert(id) }
+                    unlockedPaths.append(CollectionID.login.path + "/" + id)
+                }
                 lockedPaths += list.locked.map { itemPath($0) }
             case .session:
                 unlockedPaths += memoryItems.keys.sorted { Int($0) ?? 0 < Int($1) ?? 0 }.filter { id in
@@ -144,21 +149,12 @@ extension SecretService {
         return [.paths(login), .objectPath("/")]
     }
 
-    /// Unlocking needs the login password, asked by the desktop's system prompter;
-    /// without one on the bus the prompt completes dismissed at once, never hangs.
-    func runPrompt(_ id: String, caller: String) throws {
-        guard let prompt = prompts[id], prompt.owner == caller else { throw SecretError.noSuchObject }
-        prompts[id] = nil
-        let path = SecretObject.prompt(id).path
-        bus.emit(path, Interfaces.prompt, "Completed", [.bool(true), .variant(.paths([]))], to: caller)
-        log("prompt \(id): no system prompter support; dismissed (\(prompt.unlock.count) objects stay locked)")
-    }
-
+    /// Dismiss(): a prompt not yet run, or one the system prompter is showing.
     func dismissPrompt(_ id: String, caller: String) throws {
+        if dismissFlow(prompt: id, caller: caller) { return }
         guard let prompt = prompts[id], prompt.owner == caller else { throw SecretError.noSuchObject }
         prompts[id] = nil
-        bus.emit(SecretObject.prompt(id).path, Interfaces.prompt, "Completed", [.bool(true), .variant(.paths([]))],
-                 to: caller)
+        complete(SecretObject.prompt(id).path, caller: caller, dismissed: true, [])
     }
 
     // MARK: Secrets

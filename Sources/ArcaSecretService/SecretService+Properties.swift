@@ -68,7 +68,7 @@ extension SecretService {
         case .session: items = (try? search([:], in: [.session]).0) ?? []
         }
         return [
-            "Items": .paths(items), "Label": .string(c == .login ? loginLabel : "Session"),
+            "Items": .paths(items), "Label": .string(c == .login ? settings.label : "Session"),
             "Locked": .bool(c == .login ? loginLocked : false), "Created": .uint64(started),
             "Modified": .uint64(started),
         ]
@@ -90,7 +90,7 @@ extension SecretService {
             guard interface == Interfaces.collection, name == "Label", case .string(let label) = value else {
                 throw refused
             }
-            loginLabel = label
+            settings = try arcad.collectionSettings(label: label)
         case .item(let c, let id):
             guard interface == Interfaces.item else { throw refused }
             var label: String?

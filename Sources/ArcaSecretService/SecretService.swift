@@ -41,7 +41,6 @@ public final class SecretService {
     var prompts: [String: PendingPrompt] = [:]
     var memoryItems: [String: MemoryItem] = [:]
     var nextNumber = 1
-    var loginLabel = "Login"
     let started = UInt64(time(nil))
     /// The vault's lock classes as last seen, for PropertiesChanged(Locked).
     var unlocked: LockClasses = []
@@ -49,7 +48,21 @@ public final class SecretService {
     /// property reads (libsecret reads every item's) cost no arcad round trip. Never
     /// secrets; emptied on any lock change, and per item on change or delete.
     var cache: [String: AttributeItemInfo] = [:]
+    /// Login items of the last search not yet in `cache`: the first property read of
+    /// one of them fetches them all in one request (libsecret reads every item a
+    /// search returned, one D-Bus call each).
+    var uncachedFound: Set<String> = []
+    /// The login collection's label and the class of new items, from arcad.
+    var settings = CollectionSettings(label: "Login", accessible: .afterFirstUnlock)
+    /// The next DH key pair, made while idle so that OpenSession does one exponentiation.
+    var spareKey: DHKeyPair?
+    /// Unlock prompts being shown by the system prompter, by callback path.
+    var flows: [String: PromptFlow] = [:]
+    let promptChecks = PromptChecks()
     let verbose: Bool
+
+    /// At most this many login items' metadata stay cached (the rest is re-read).
+    static let cacheLimit = 2048
 
     /// The well-known name of the Secret Service.
     public static let busName = "org.freedesktop.secrets"
@@ -88,6 +101,7 @@ public final class SecretService {
         var lost: String?
         do {
             try bus.addFallback(SecretObject.base) { [unowned self] message in handle(message) }
+            try bus.addFallback(Self.callbackBase) { [unowned self] message in prompterCallback(message) }
             try bus.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
             ) { [unowned self] message in clientGone(message) }
@@ -107,13 +121,16 @@ public final class SecretService {
             throw .bus(BusError(call: "start", errno: EINVAL, name: nil))
         }
         unlocked = arcad.unlockedClasses()
+        if let s = try? arcad.collectionSettings() { settings = s }
         listener.start()
         while lost == nil {
             do {
                 try bus.processAll()
                 wake.drain()
                 deliverEvents()
+                deliverPromptChecks()
                 if lost != nil { break }
+                if spareKey == nil { spareKey = try? DHKeyPair.generate() }
                 try bus.wait(orReadable: wake.fd)
             } catch {
                 return "session bus: \(error)"
@@ -156,6 +173,7 @@ public final class SecretService {
         else { return }
         sessions = sessions.filter { $0.value.owner != name }
         prompts = prompts.filter { $0.value.owner != name }
+        flowsGone(with: name)
     }
 
     // MARK: Events from arcad
@@ -164,11 +182,11 @@ public final class SecretService {
         let (events, missed) = listener.take()
         let login = CollectionID.login.path
         if missed { bus.emit(SecretObject.base, Interfaces.service, "CollectionChanged", [.objectPath(login)]) }
-        if missed { cache.removeAll() }
+        if missed { forgetItems() }
         for event in events {
             switch event {
             case .lockChanged(let classes):
-                cache.removeAll()
+                forgetItems()
                 guard classes != unlocked else { continue }
                 unlocked = classes
                 bus.emit(
@@ -177,7 +195,8 @@ public final class SecretService {
                      .array(elementSignature: "s", [])])
             case .itemAdded(let ref):
                 // Keychain items (not Secret Service ones) are not in the collection.
-                guard isAttributeItem(ref) else { continue }
+                // One this process created is cached already: no need to ask.
+                guard cache[ReferenceText.encode(ref)] != nil || isAttributeItem(ref) else { continue }
                 bus.emit(login, Interfaces.collection, "ItemCreated", [.objectPath(itemPath(ref))])
             case .itemChanged(let ref):
                 cache[ReferenceText.encode(ref)] = nil
@@ -185,9 +204,10 @@ public final class SecretService {
                 bus.emit(login, Interfaces.collection, "ItemChanged", [.objectPath(itemPath(ref))])
             case .itemDeleted(let ref):
                 cache[ReferenceText.encode(ref)] = nil
+                uncachedFound.remove(ReferenceText.encode(ref))
                 bus.emit(login, Interfaces.collection, "ItemDeleted", [.objectPath(itemPath(ref))])
             case .itemsChanged:
-                cache.removeAll()
+                forgetItems()
                 bus.emit(SecretObject.base, Interfaces.service, "CollectionChanged", [.objectPath(login)])
             }
         }
@@ -200,21 +220,40 @@ public final class SecretService {
     }
 
     /// A login item seen unlocked: from the cache, else from arcad (then cached).
-    /// nil when it is locked or gone.
+    /// nil when it is locked or gone. A miss on an item of the last search fetches
+    /// every uncached item of that search at once.
     func cachedItem(_ id: String) throws -> AttributeItemInfo? {
         if let hit = cache[id] { return hit }
-        guard let ref = ReferenceText.decode(id) else { return nil }
-        let list = try arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: false))
-        guard let item = list.items.first else { return nil }
-        cache[id] = item
-        return item
+        guard ReferenceText.decode(id) != nil else { return nil }
+        var ids = [id]
+        if uncachedFound.contains(id) {
+            ids += uncachedFound.lazy.filter { $0 != id }.prefix(Self.cacheLimit - 1)
+        }
+        for id in ids { uncachedFound.remove(id) }
+        let list = try arcad.items(
+            .getAttributeItems(uid: arcad.uid, references: ids.compactMap(ReferenceText.decode), returnSecrets: false))
+        if cache.count + list.items.count > Self.cacheLimit { cache.removeAll() }
+        for item in list.items { cache[ReferenceText.encode(item.reference)] = item }
+        return cache[id]
+    }
+
+    /// Drops every cached item (a lock change, or events missed).
+    func forgetItems() {
+        cache.removeAll()
+        uncachedFound.removeAll()
     }
 
     func itemPath(_ ref: [UInt8]) -> String { CollectionID.login.path + "/" + ReferenceText.encode(ref) }
 
-    /// The login collection is locked when the class of new items is: the
-    /// afterFirstUnlock key (see secret_service_class in arca.conf(5)).
-    var loginLocked: Bool { !unlocked.contains(.afterFirstUnlock) }
+    /// The login collection is locked when the class of its new items is
+    /// (`secret_service_class` in arca.conf(5)).
+    var loginLocked: Bool {
+        switch settings.accessible {
+        case .afterFirstUnlock, .afterFirstUnlockThisDeviceOnly: !unlocked.contains(.afterFirstUnlock)
+        case .whenUnlocked, .whenUnlockedThisDeviceOnly, .whenPasscodeSetThisDeviceOnly:
+            !unlocked.contains(.whenUnlocked)
+        }
+    }
 }
 
 /// The interface names.

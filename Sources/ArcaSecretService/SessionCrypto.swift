@@ -25,32 +25,28 @@ public enum DHSession {
     /// Width of group elements and of the shared secret.
     public static let width = 128
 
-    /// The server side of `OpenSession`: a fresh private key, the public key to
-    /// return to the client, and the session's AES key.
+    /// The server side of `OpenSession` with a fresh key pair.
     public static func negotiate(clientPublicKey: [UInt8]) throws(SessionCryptoError) -> (
         serverPublicKey: [UInt8], cipher: SessionCipher
     ) {
-        let privateKey: SecretBytes
-        do { privateKey = try SecretBytes.random(count: width) } catch { throw .library("out of secure memory") }
-        return try negotiate(clientPublicKey: clientPublicKey, privateKey: privateKey)
+        try negotiate(clientPublicKey: clientPublicKey, pair: try DHKeyPair.generate())
     }
 
     /// `negotiate` with a given private key (known-answer tests).
     static func negotiate(clientPublicKey y: [UInt8], privateKey: SecretBytes) throws(SessionCryptoError) -> (
         serverPublicKey: [UInt8], cipher: SessionCipher
     ) {
-        guard !y.isEmpty, y.count <= width else {
-            throw .badPublicKey("the public key is \(y.count) bytes; it must be 1 to \(width)")
-        }
-        var pMinusOne = prime
-        pMinusOne[pMinusOne.count - 1] -= 1  // the prime ends in 0xFF
-        guard try Gcrypt.compare(y, [1]) > 0, try Gcrypt.compare(y, pMinusOne) < 0 else {
-            throw .badPublicKey("the public key is not between 2 and p-2")
-        }
-        let ours = try Gcrypt.powm(base: [2], exponent: privateKey, modulus: prime, width: width)
-        let shared = try Gcrypt.powm(base: y, exponent: privateKey, modulus: prime, width: width)
+        try negotiate(clientPublicKey: y, pair: try DHKeyPair(privateKey: privateKey, group: .oakley1024))
+    }
+
+    /// The server side of `OpenSession` with a key pair made beforehand (arca-secretd
+    /// makes the next one while idle): the public key to return, and the session's AES key.
+    static func negotiate(clientPublicKey y: [UInt8], pair: DHKeyPair) throws(SessionCryptoError) -> (
+        serverPublicKey: [UInt8], cipher: SessionCipher
+    ) {
+        let shared = try pair.sharedSecret(with: y)
         let key = try hkdfSHA256(shared, length: 16)
-        return (ours.withUnsafeBytes { Array($0) }, SessionCipher(key: key))
+        return (pair.publicKey, SessionCipher(key: key))
     }
 
     /// HKDF-SHA-256 (RFC 5869) with no salt (32 zero bytes) and empty info.
@@ -75,6 +71,55 @@ public enum DHSession {
             func nibble(_ c: UInt8) -> UInt8 { c <= 57 ? c - 48 : c - 55 }
             return nibble(chars[i]) << 4 | nibble(chars[i + 1])
         }
+    }
+}
+
+/// A MODP group: its prime (big-endian), generator 2.
+struct DHGroup: Sendable {
+    let prime: [UInt8]
+    /// Bytes of a group element and of the padded shared secret.
+    var width: Int { prime.count }
+
+    /// RFC 2409's second Oakley group (1024 bits): the Secret Service's.
+    static let oakley1024 = DHGroup(prime: DHSession.prime)
+}
+
+/// One side's Diffie-Hellman key pair. The private exponent is 256 bits: twice the
+/// strength of these groups (NIST SP 800-56A's rule), and a quarter of the
+/// exponentiation cost of a full-width exponent.
+struct DHKeyPair: Sendable {
+    static let privateKeyLength = 32
+    let group: DHGroup
+    let privateKey: SecretBytes
+    /// `2^private mod p`, left-padded to the group's width.
+    let publicKey: [UInt8]
+
+    /// A fresh pair in `group`.
+    static func generate(in group: DHGroup = .oakley1024) throws(SessionCryptoError) -> DHKeyPair {
+        let privateKey: SecretBytes
+        do { privateKey = try SecretBytes.random(count: privateKeyLength) } catch { throw .library("out of secure memory") }
+        return try DHKeyPair(privateKey: privateKey, group: group)
+    }
+
+    init(privateKey: SecretBytes, group: DHGroup) throws(SessionCryptoError) {
+        self.group = group
+        self.privateKey = privateKey
+        publicKey = try Gcrypt.powm(base: [2], exponent: privateKey, modulus: group.prime, width: group.width)
+            .withUnsafeBytes { Array($0) }
+    }
+
+    /// `peer^private mod p`, left-padded to the group's width. The peer's key must be
+    /// 1 to `width` bytes and between 2 and p-2.
+    func sharedSecret(with y: [UInt8]) throws(SessionCryptoError) -> SecretBytes {
+        guard !y.isEmpty, y.count <= group.width else {
+            throw .badPublicKey("the public key is \(y.count) bytes; it must be 1 to \(group.width)")
+        }
+        var pMinusOne = group.prime
+        pMinusOne[pMinusOne.count - 1] -= 1  // both primes end in 0xFF
+        guard try Gcrypt.compare(y, [1]) > 0, try Gcrypt.compare(y, pMinusOne) < 0 else {
+            throw .badPublicKey("the public key is not between 2 and p-2")
+        }
+        return try Gcrypt.powm(base: y, exponent: privateKey, modulus: group.prime, width: group.width)
     }
 }
 

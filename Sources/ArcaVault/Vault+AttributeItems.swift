@@ -52,19 +52,7 @@ extension Vault {
         try validate(attributes)
         guard let index = blindIndex else { throw VaultError.locked }
         return try guarded {
-            var condition: String
-            var binds: [SQLValue] = []
-            if attributes.isEmpty {
-                condition = "grp = ?"
-                binds.append(.blob(try crypto { try index.tag(ItemCodec.lookupKey("grp", AttributeItem.accessGroup)) }))
-            } else {
-                condition = "id IN ("
-                    + Array(repeating: "SELECT item FROM attr_tags WHERE tag = ?", count: attributes.count)
-                    .joined(separator: " INTERSECT ") + ")"
-                for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
-                    binds.append(.blob(try crypto { try index.tag(ItemCodec.attributeKey(name, value)) }))
-                }
-            }
+            let (condition, binds) = try attributeCondition(attributes, index)
             var unlocked: [AttributeItem] = []
             var locked: [PersistentReference] = []
             try forEachAttributeRow(where: condition, binds, withSecret: returnSecrets) { row in
@@ -80,6 +68,47 @@ extension Vault {
                 unlocked.append(AttributeItem(reference: row.ref, attributes: a, secret: secret))
             }
             return AttributeSearchResult(unlocked: unlocked, locked: locked)
+        }
+    }
+
+    /// The references of the items `searchAttributeItems` would return, without
+    /// building them: a D-Bus search answers with paths only. `[:]` lists every
+    /// attribute item from the index alone (the keyed tag of the reserved group: no
+    /// decryption); a search by attributes still confirms each candidate on its
+    /// decrypted attributes. No key held at all → `locked`.
+    public func searchAttributeReferences(_ attributes: [String: String]) throws
+        -> (unlocked: [PersistentReference], locked: [PersistentReference])
+    {
+        try validate(attributes)
+        guard let index = blindIndex else { throw VaultError.locked }
+        return try guarded {
+            var unlocked: [PersistentReference] = []
+            var locked: [PersistentReference] = []
+            let (condition, binds) = try attributeCondition(attributes, index)
+            if attributes.isEmpty {
+                let s = try db.statement("SELECT ref, accessible FROM items WHERE class = ? AND \(condition) ORDER BY id")
+                defer { s.finish() }
+                try s.bindAt(1, .integer(Int64(ItemClass.genericPassword.rawValue)))
+                for (i, value) in binds.enumerated() { try s.bindAt(i + 2, value) }
+                while try s.step() {
+                    let ref = PersistentReference(unchecked: s.blob(0))
+                    let accessible = Accessibility(rawValue: UInt8(truncatingIfNeeded: s.int(1)))
+                    if let accessible, classKeys[accessible] != nil { unlocked.append(ref) } else { locked.append(ref) }
+                }
+                return (unlocked, locked)
+            }
+            try forEachAttributeRow(where: condition, binds, withSecret: false) { row in
+                guard classKeys[row.accessible] != nil else {
+                    locked.append(PersistentReference(unchecked: row.ref))
+                    return
+                }
+                let (_, a) = try open(row)
+                guard a.accessGroup == AttributeItem.accessGroup, let have = a.secretAttributes,
+                    attributes.allSatisfy({ have[$0.key] == $0.value })
+                else { return }
+                unlocked.append(PersistentReference(unchecked: row.ref))
+            }
+            return (unlocked, locked)
         }
     }
 
@@ -137,6 +166,24 @@ extension Vault {
         if let item = found.unlocked.first(where: { $0.attributes == attributes }) { return item.reference }
         if !found.locked.isEmpty { throw VaultError.locked }
         return nil
+    }
+
+    /// The SQL condition (and its binds, after the class) selecting the candidates of a search.
+    private func attributeCondition(_ attributes: [String: String], _ index: BlindIndex) throws
+        -> (String, [SQLValue])
+    {
+        var binds: [SQLValue] = []
+        if attributes.isEmpty {
+            binds.append(.blob(try crypto { try index.tag(ItemCodec.lookupKey("grp", AttributeItem.accessGroup)) }))
+            return ("grp = ?", binds)
+        }
+        let condition = "id IN ("
+            + Array(repeating: "SELECT item FROM attr_tags WHERE tag = ?", count: attributes.count)
+            .joined(separator: " INTERSECT ") + ")"
+        for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
+            binds.append(.blob(try crypto { try index.tag(ItemCodec.attributeKey(name, value)) }))
+        }
+        return (condition, binds)
     }
 
     private func writeTags(_ attributes: [String: String], reference: PersistentReference) throws {

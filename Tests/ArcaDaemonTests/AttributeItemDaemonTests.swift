@@ -101,6 +101,9 @@ struct AttributeItemDaemonTests {
             .updateAttributeItem(AttributeItemUpdate(uid: alice, reference: ref, secret: [1])),
             .deleteAttributeItem(uid: alice, reference: ref),
             .waitEvents(uid: alice, after: 0, timeoutMilliseconds: 0),
+            .searchAttributeReferences(uid: alice, attributes: [:]),
+            .collectionSettings(uid: alice, label: nil),
+            .collectionSettings(uid: alice, label: "owned by bob"),
         ]
         for attack in attacks { #expect(statusCode(t.send(attack, as: bob)) == -34018) }
         // Bob's own search does not see alice's item.
@@ -108,6 +111,47 @@ struct AttributeItemDaemonTests {
             == AttributeItemList(items: []))
         #expect(items(t.send(.getAttributeItems(uid: alice, references: [ref], returnSecrets: true), as: alice))?
             .items.first?.secret == Array("s".utf8))
+        #expect(t.send(.collectionSettings(uid: alice, label: nil), as: alice)
+            == .collectionSettings(CollectionSettings(label: "Login", accessible: .afterFirstUnlock)))
+    }
+
+    @Test("references: the matches of a search without their attributes; locked ones listed as locked")
+    func references() throws {
+        var config = DaemonConfig()
+        config.secretServiceClass = .whenUnlocked
+        let t = try TestDaemon(config: config)
+        defer { t.cleanUp() }
+        _ = try enrolled(t, alice)
+        let refs = ["a", "b", "a"].compactMap { items(add(t, alice, ["k": $0, "n": "1"]))?.items.first?.reference }
+        #expect(refs.count == 3)
+        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: ["k": "a"]), as: alice)
+            == .attributeReferences(AttributeReferenceList(unlocked: [refs[0], refs[2]])))
+        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: ["k": "A"]), as: alice)
+            == .attributeReferences(AttributeReferenceList(unlocked: [])))
+        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)
+            == .attributeReferences(AttributeReferenceList(unlocked: refs)))
+        #expect(t.send(.lock(uid: alice, classes: .whenUnlocked), as: alice) == .ok)
+        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: ["n": "1"]), as: alice)
+            == .attributeReferences(AttributeReferenceList(unlocked: [], locked: refs)))
+        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)
+            == .attributeReferences(AttributeReferenceList(unlocked: [], locked: refs)))
+        #expect(t.send(.lock(uid: alice, classes: .all), as: alice) == .ok)
+        #expect(statusCode(t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)) == -25308)
+    }
+
+    @Test("the collection's label is kept in the vault (locked or not); the class is secret_service_class")
+    func collectionSettings() throws {
+        var config = DaemonConfig()
+        config.secretServiceClass = .whenUnlocked
+        let t = try TestDaemon(config: config)
+        defer { t.cleanUp() }
+        _ = try enrolled(t, alice)
+        #expect(t.send(.collectionSettings(uid: alice, label: "Töday's 🔑"), as: alice)
+            == .collectionSettings(CollectionSettings(label: "Töday's 🔑", accessible: .whenUnlocked)))
+        #expect(t.send(.lock(uid: alice, classes: .all), as: alice) == .ok)
+        #expect(t.send(.collectionSettings(uid: alice, label: nil), as: alice)
+            == .collectionSettings(CollectionSettings(label: "Töday's 🔑", accessible: .whenUnlocked)))
+        #expect(statusCode(t.send(.collectionSettings(uid: bob, label: nil), as: bob)) != 0)
     }
 
     @Test("locked: whenUnlocked items come back in the locked list; with no key held, locked (-25308)")

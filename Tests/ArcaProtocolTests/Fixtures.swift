@@ -109,6 +109,10 @@ enum Fixtures {
         .deleteAttributeItem(uid: 1000, reference: reference),
         .waitEvents(uid: 1000, after: 0, timeoutMilliseconds: 0),
         .waitEvents(uid: .max, after: .max, timeoutMilliseconds: ProtocolLimits.maximumEventWaitMilliseconds),
+        .searchAttributeReferences(uid: 1000, attributes: secretAttributes),
+        .searchAttributeReferences(uid: 0, attributes: [:]),
+        .collectionSettings(uid: 1000, label: unicode),
+        .collectionSettings(uid: 1000, label: nil),
         .loginUnlock(uid: 1000, key: key),
         .confirmCandidate(uid: 1000, candidate: otherKey, session: [9, 9]),
         .confirmCandidate(
@@ -180,6 +184,10 @@ enum Fixtures {
                     .itemChanged(reference: []), .itemDeleted(reference: reference), .itemsChanged,
                 ])),
         .candidate(token: key),
+        .attributeReferences(AttributeReferenceList(unlocked: [], locked: [])),
+        .attributeReferences(AttributeReferenceList(unlocked: [reference, []], locked: [reference])),
+        .collectionSettings(CollectionSettings(label: unicode, accessible: .whenUnlocked)),
+        .collectionSettings(CollectionSettings(label: "", accessible: .afterFirstUnlockThisDeviceOnly)),
     ]
 
     /// Messages at the size limits (kept apart: large, so not used for mutation).

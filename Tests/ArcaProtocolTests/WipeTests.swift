@@ -76,7 +76,8 @@ struct WipeTests {
         case .addAttributeItem(let add): #expect(add.secret.allSatisfy { $0 == 0 })
         case .updateAttributeItem(let update): #expect((update.secret ?? []).allSatisfy { $0 == 0 })
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
-            .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents:
+            .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
+            .searchAttributeReferences, .collectionSettings:
             #expect(wiped == request)
         }
     }

@@ -68,6 +68,30 @@ import Testing
         #expect(try refs([:]).count == 5)
     }
 
+    @Test func referencesAreTheMatchesOfASearch() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        let a = try add(vault, ["service": "git", "user": "Alice"]).item.reference
+        let b = try add(vault, ["service": "git", "user": "alice"]).item.reference
+        try vault.add(.genericPassword, attributes: genp("git", "Alice"), secret: secret("k"))
+        for query in [["service": "git"], ["user": "Alice"], ["user": "ALICE"], [:], ["service": "git", "user": "x"]] {
+            let found = try vault.searchAttributeReferences(query)
+            #expect(found.unlocked == (try vault.searchAttributeItems(query).unlocked.map(\.reference)))
+            #expect(found.locked.isEmpty)
+        }
+        #expect(try vault.searchAttributeReferences([:]).unlocked == [a, b])
+    }
+
+    @Test func collectionLabelIsKeptInTheFile() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        #expect(try vault.collectionLabel() == "Login")
+        try vault.setCollectionLabel("Pérsonal 🔑")
+        #expect(try Vault.open(at: dir.file("vault.db")).collectionLabel() == "Pérsonal 🔑")
+        #expect(vaultError { try vault.setCollectionLabel(String(repeating: "x", count: 16 << 10 + 1)) }
+            == .param("a collection label is at most 16 KiB"))
+    }
+
     @Test func replaceUpdatesTheItemWithEqualAttributesOnly() throws {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)

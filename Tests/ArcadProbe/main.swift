@@ -166,6 +166,8 @@ do {
     case .attributeItems(let list): print("ok \(list.items.count) locked=\(list.locked.count)")
     case .events(let batch): print("ok \(batch.events.count)")
     case .candidate: print("ok candidate")
+    case .attributeReferences(let list): print("ok \(list.unlocked.count) locked=\(list.locked.count)")
+    case .collectionSettings(let settings): print("ok \(settings.label)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")

@@ -37,7 +37,7 @@ check "vault created" "" as_user "$build/arca" init --no-recovery-key <<<"pw"
 
 # Each session: a private session bus with arca-secretd on it, then the commands.
 in_bus() { # in_bus SCRIPT: runs SCRIPT (bash) as the user on a fresh bus with arca-secretd
-    printf '%s\n' "B=$build; C=$here/secretd-client.py; S=$work/arcad.sock; U=$U" \
+    printf '%s\n' "B=$build; C=$here/secretd-client.py; P=$here/test-prompter.py; S=$work/arcad.sock; U=$U" \
         "\$B/arca-secretd 2>>$work/home/secretd.log & sd=\$!" \
         'for _ in $(seq 100); do gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true && break; sleep 0.05; done' \
         "$1" 'kill $sd' >"$work/home/run.sh"
@@ -107,6 +107,19 @@ Locked: True Label: -" in_bus '
 $B/arca lock; sleep 0.3
 /usr/bin/python3 $C lockedprop
 $B/arca unlock <<<pw'
+check "the collection's label is kept in the vault, not in arca-secretd's memory" "set: Wörk 🔑
+next arca-secretd: Wörk 🔑" in_bus '
+gdbus call --session -d org.freedesktop.secrets -o /org/freedesktop/secrets/collection/login -m org.freedesktop.DBus.Properties.Set org.freedesktop.Secret.Collection Label "<\"Wörk 🔑\">" >/dev/null
+echo "set: $(/usr/bin/python3 $C label)"
+kill $sd; wait $sd 2>/dev/null; $B/arca-secretd 2>>$HOME/secretd.log & sd=$!
+for _ in $(seq 100); do gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true && break; sleep 0.05; done
+echo "next arca-secretd: $(/usr/bin/python3 $C label)"'
+check "attack: with secret_service_class = when-unlocked, a screen lock locks the collection" "before: False
+after arca lock: True" in_bus '
+echo "before: $(/usr/bin/python3 $C collocked)"
+$B/arca lock; sleep 0.3
+echo "after arca lock: $(/usr/bin/python3 $C collocked)"
+$B/arca unlock <<<pw'
 check "arca lock" "" as_user "$build/arca" lock
 check "attack: locked items are listed as locked, never read" "SearchItems: 0 unlocked, 1 locked
 Item Locked: True
@@ -124,6 +137,38 @@ Prompt completed: [(True, [])]
 prompt gone: org.freedesktop.DBus.Error.UnknownObject" in_bus '/usr/bin/python3 $C locked check'
 check "secret-tool lookup while locked fails" "secret-tool: the collection or item is locked
 rc=1" in_bus 'secret-tool lookup lock test; echo rc=$?'
+
+# The system prompter (a test one on the bus, speaking gcr's interface and secret exchange).
+with_prompter() { # with_prompter ANSWERS CLIENT-ARGS
+    printf '%s\n' "/usr/bin/python3 \$P $1 >\$HOME/prompter.log 2>&1 & pp=\$!" \
+        'for _ in $(seq 200); do grep -q ready $HOME/prompter.log 2>/dev/null && break; sleep 0.05; done' \
+        "/usr/bin/python3 \$C prompt $2" \
+        'sleep 0.3; grep -v "^ready" $HOME/prompter.log | sed "s/^/prompter: /"; kill $pp' >"$work/home/prompt.sh"
+    in_bus '. $HOME/prompt.sh'
+}
+check "prompt with a system prompter: a wrong password is asked again with a warning; the right one unlocks" \
+"Locked before: True
+Completed: [(False, ['/org/freedesktop/secrets/collection/login'])]
+Locked after: False
+prompter: BeginPrompting
+prompter: PerformPrompt password warning: -
+prompter: PerformPrompt password warning: The password was not right. Try again.
+prompter: StopPrompting" with_prompter "wrong pw" ""
+check "arca lock --all" "" as_user "$build/arca" lock --all
+check "prompt cancelled in the prompter: dismissed, still locked" "Locked before: True
+Completed: [(True, [])]
+Locked after: True
+prompter: BeginPrompting
+prompter: PerformPrompt password warning: -
+prompter: StopPrompting" with_prompter "-" ""
+check "attack: another client answering the prompter's callback is refused and unlocks nothing" "Locked before: True
+PromptReady from another client: org.freedesktop.DBus.Error.UnknownObject
+Locked after the forged answer: True
+Completed: [(True, [])]
+Locked after: True
+prompter: BeginPrompting
+prompter: PerformPrompt password warning: -
+prompter: StopPrompting" with_prompter "hold" attack
 check "arca unlock" "" as_user "$build/arca" unlock <<<"pw"
 
 # Name ownership: a running gnome-keyring keeps the name; --replace asks for it.

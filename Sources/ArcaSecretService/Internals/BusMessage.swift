@@ -27,6 +27,8 @@ final class BusMessage {
     var member: String? { sd_bus_message_get_member(message).map { String(cString: $0) } }
     /// The signature of the body (`sa{ss}`…).
     var signature: String { sd_bus_message_get_signature(message, 1).map { String(cString: $0) } ?? "" }
+    /// Whether this is an error reply (a failed call, or its timeout).
+    var isError: Bool { sd_bus_message_is_method_error(message, nil) > 0 }
     /// Whether this is a method call (not a signal or reply).
     var isMethodCall: Bool {
         var type: UInt8 = 0
