@@ -36,6 +36,7 @@ let package = Package(
         .executable(name: "arcad", targets: ["arcad"]),
         .executable(name: "arca", targets: ["arca"]),
         .executable(name: "arca-secretd", targets: ["arca-secretd"]),
+        .executable(name: "arca-fleetd", targets: ["arca-fleetd"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages.
@@ -147,6 +148,12 @@ let package = Package(
         .testTarget(
             name: "ArcaSecretServiceTests", dependencies: ["ArcaSecretService", "ArcaCrypto"],
             resources: [.copy("Resources")]),
+
+        // Fleets (ARCHITECTURE §13): signed, sealed records in etcd, applied by a root host agent.
+        // `arca fleet ...` execs arca-fleetd, so the static CLI stays free of network code.
+        .target(name: "ArcaFleet", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSodium"]),
+        .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticExecutable),
+        .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
     ],
     swiftLanguageModes: [.v5]
 )
