@@ -39,10 +39,10 @@ public enum FleetCLI {
     }
 
     static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)
+        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = Glibc.write(fd, &bytes[offset], bytes.count - offset)
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
             if n <= 0 { if n < 0, errno == EINTR { continue }; return }
             offset += n
         }
