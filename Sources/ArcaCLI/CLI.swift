@@ -12,6 +12,9 @@ public enum CLI {
     public static func run(_ arguments: [String], output: inout Output, input: SecretInput = SecretInput())
         -> Int32
     {
+        if arguments.first == FleetHandOver.verb {
+            return FleetHandOver.run(Array(arguments.dropFirst()), output: &output)
+        }
         let command: Command
         let socket: String?
         do {

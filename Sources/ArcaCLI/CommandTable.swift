@@ -227,6 +227,9 @@ public enum CommandTable {
             "revoke", "withdraw the given grants of a system item, or all of them (root only)",
             options: itemOptions + allowOptions),
         VerbSpec("grants", "list who may read which system item (root only)", json: true),
+        VerbSpec(
+            "fleet", "deliver service secrets to many hosts through etcd: runs arca-fleetd(8) with the arguments",
+            positionals: "VERB [ARGS...]", maximumPositionals: 64),
         VerbSpec("show", "show Arca's kernel keyrings and key ids, like keyctl show", json: true),
         VerbSpec("version", "print the version", json: true),
         VerbSpec("help", "show help for a verb", positionals: "[VERB]", maximumPositionals: 1),

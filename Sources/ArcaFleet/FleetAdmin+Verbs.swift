@@ -102,15 +102,18 @@ extension FleetAdmin {
         let id: String
         do { id = try FleetName.itemID(service: service, account: account) } catch { throw .crypto("\(error)") }
         let previous = snapshot.latest[id]
-        if rotate, previous == nil { throw .notFound("no fleet item \(service)/\(account) to rotate") }
-        if !rotate, previous != nil { throw .exists("fleet item \(service)/\(account) (use rotate)") }
+        let live = snapshot.head.items[id] != nil
+        if rotate, !live { throw .notFound("no fleet item \(service)/\(account) to rotate") }
+        if !rotate, live { throw .exists("fleet item \(service)/\(account) (use rotate)") }
         guard let group = group ?? previous?.group else { throw .usage("--group is required") }
         let chosen = grants ?? FleetGrants(
             users: previous?.users ?? [], groups: previous?.groups ?? [], units: previous?.units ?? [])
         var head = snapshot.head
         let epoch = head.epochs[group] ?? 1
         head.epochs[group] = epoch
-        let version = (previous?.version ?? 0) + 1
+        let version = (head.items[id] ?? head.retired[id] ?? 0) + 1
+        head.items[id] = version
+        head.retired[id] = nil
         var item = ItemRecord(
             id: id, version: version, service: service, account: account, group: group, epoch: epoch,
             users: chosen.users, groups: chosen.groups, units: chosen.units, wrappedKey: Data(), ciphertext: Data())
@@ -134,10 +137,13 @@ extension FleetAdmin {
         let snapshot = try snapshot(admin)
         let id: String
         do { id = try FleetName.itemID(service: service, account: account) } catch { throw .crypto("\(error)") }
-        guard snapshot.items[id] != nil else { throw .notFound("no fleet item \(service)/\(account)") }
+        guard let version = snapshot.head.items[id] else { throw .notFound("no fleet item \(service)/\(account)") }
+        var head = snapshot.head
+        head.items[id] = nil
+        head.retired[id] = version
         var latest = snapshot.latest
         latest[id] = nil
-        try commit(snapshot, admin: admin, hosts: snapshot.hosts, items: latest,
+        try commit(snapshot, admin: admin, head: head, hosts: snapshot.hosts, items: latest,
                    writes: [.deletePrefix(layout.items + id + "/")])
     }
 

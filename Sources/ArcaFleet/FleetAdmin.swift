@@ -19,9 +19,17 @@ public struct FleetSnapshot {
     /// Keys whose value failed verification (someone other than the admin wrote them).
     public var rejected: [String] = []
 
-    /// The newest version of each item.
+    /// The record of each live item at its current version (or, if that record does not
+    /// verify, its newest one that does, for the group and grants).
     public var latest: [String: ItemRecord] {
-        items.compactMapValues { versions in versions.max { $0.key < $1.key }?.value }
+        var result: [String: ItemRecord] = [:]
+        for (id, version) in head.items {
+            guard let versions = items[id] else { continue }
+            var record = versions[version] ?? versions.max { $0.key < $1.key }?.value
+            record?.version = version
+            result[id] = record
+        }
+        return result
     }
 }
 

@@ -148,12 +148,18 @@ public struct Ack: Codable, Sendable, Equatable {
     public var errors: [String]
 }
 
-/// The fleet head: write counter, manifest lifetime and current group epochs.
+/// The fleet head: write counter, manifest lifetime, current group epochs and item versions.
+/// Versions live here, signed, rather than being read off the keys under `items/`: someone
+/// who deletes or replaces an item key must not make the admin issue a version number twice.
 public struct Head: Codable, Sendable, Equatable {
     public var seq: UInt64
     /// Seconds a manifest stays valid.
     public var manifestLifetime: Int64
     public var epochs: [String: UInt64]
+    /// The current version of each live item.
+    public var items: [String: UInt64] = [:]
+    /// The last version of each revoked item (a new put continues from there).
+    public var retired: [String: UInt64] = [:]
 }
 
 /// Names used as parts of etcd keys.

@@ -1,0 +1,97 @@
+# Shared by the fleet scripts (80-fleet.sh, bench/fleet): a CA and certificates made
+# with openssl, a 3-member etcd cluster on 127.0.0.1 with mTLS (clients and peers),
+# and per-host arcads. Sourced; needs $work (and $build for arcads).
+
+# fleet_ports: three client and three peer ports from a random base.
+fleet_ports() {
+    local base=$((21000 + (RANDOM % 800) * 10))
+    client_port=($((base)) $((base + 1)) $((base + 2)))
+    peer_port=($((base + 3)) $((base + 4)) $((base + 5)))
+    endpoints="https://127.0.0.1:${client_port[0]},https://127.0.0.1:${client_port[1]},https://127.0.0.1:${client_port[2]}"
+}
+
+# fleet_certs NAME...: $work/pki/ca.pem, server.pem (SAN 127.0.0.1) and a client
+# certificate NAME.pem / NAME-key.pem per name.
+fleet_certs() {
+    local pki=$work/pki
+    mkdir -p "$pki"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=fleet-test-ca \
+        -keyout "$pki/ca-key.pem" -out "$pki/ca.pem" 2>/dev/null
+    local name ext
+    for name in server "$@"; do
+        ext="extendedKeyUsage=serverAuth,clientAuth"
+        [ "$name" = server ] && ext="$ext
+subjectAltName=IP:127.0.0.1"
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$name" \
+            -keyout "$pki/$name-key.pem" -out "$pki/$name.csr" 2>/dev/null
+        openssl x509 -req -in "$pki/$name.csr" -CA "$pki/ca.pem" -CAkey "$pki/ca-key.pem" -CAcreateserial \
+            -days 2 -extfile <(printf '%s\n' "$ext") -out "$pki/$name.pem" 2>/dev/null
+    done
+    chmod 600 "$pki"/*-key.pem
+}
+
+# etcd_start I: member I (0-2) in the background, its pid in etcd_pid[I]; data in $work/etcdI.
+etcd_start() {
+    local i=$1 pki=$work/pki cluster=""
+    local j
+    for j in 0 1 2; do cluster="$cluster${cluster:+,}m$j=https://127.0.0.1:${peer_port[$j]}"; done
+    etcd --name "m$i" --data-dir "$work/etcd$i" \
+        --listen-client-urls "https://127.0.0.1:${client_port[$i]}" \
+        --advertise-client-urls "https://127.0.0.1:${client_port[$i]}" \
+        --listen-peer-urls "https://127.0.0.1:${peer_port[$i]}" \
+        --initial-advertise-peer-urls "https://127.0.0.1:${peer_port[$i]}" \
+        --initial-cluster "$cluster" --initial-cluster-state new --initial-cluster-token "arca-fleet-$$" \
+        --client-cert-auth --trusted-ca-file "$pki/ca.pem" --cert-file "$pki/server.pem" \
+        --key-file "$pki/server-key.pem" --peer-client-cert-auth --peer-trusted-ca-file "$pki/ca.pem" \
+        --peer-cert-file "$pki/server.pem" --peer-key-file "$pki/server-key.pem" \
+        --heartbeat-interval 50 --election-timeout 500 --logger zap --log-level error \
+        >>"$work/etcd$i.log" 2>&1 &
+    etcd_pid[$i]=$!
+}
+
+# ctl CERT ARGS...: etcdctl with the client certificate CERT against every member.
+ctl() {
+    local name=$1; shift
+    ETCDCTL_API=3 etcdctl --endpoints="$endpoints" --cacert="$work/pki/ca.pem" --cert="$work/pki/$name.pem" \
+        --key="$work/pki/$name-key.pem" --dial-timeout=2s --command-timeout=5s "$@"
+}
+
+# etcd_wait_healthy: until every member answers (10 s at most).
+etcd_wait_healthy() {
+    for _ in $(seq 100); do
+        ctl root endpoint health >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "etcd cluster did not become healthy" >&2
+    return 1
+}
+
+# fleet_conf DIR CERT: a fleet.conf for a host or admin using $work/pki/CERT.pem.
+fleet_conf() {
+    local dir=$1 name=$2
+    mkdir -p "$dir"
+    cat >"$dir/fleet.conf" <<CONF
+endpoints = $endpoints
+cacert = $work/pki/ca.pem
+cert = $work/pki/$name.pem
+key = $work/pki/$name-key.pem
+state_dir = $dir/fleet
+socket = $dir/arcad.sock
+resync_seconds = 2
+CONF
+}
+
+# host_arcad DIR: arcad with state DIR/state and socket DIR/arcad.sock; pid in $last_pid.
+host_arcad() {
+    local dir=$1
+    "$build/arcad" --foreground --state-dir "$dir/state" --socket "$dir/arcad.sock" 2>"$dir/arcad.log" &
+    last_pid=$!
+    for _ in $(seq 250); do [ -S "$dir/arcad.sock" ] && break; sleep 0.02; done
+}
+
+# drop_parked_in DIR: the ring that DIR's arcad parked in root's @u (see lib-arcad.bash).
+drop_parked_in() {
+    local tag
+    tag=$(printf %s "$1/state" | b2sum -l 128 | cut -c1-12)
+    keyctl search @u keyring "arcad:parked:$tag" 2>/dev/null | xargs -r keyctl invalidate 2>/dev/null || true
+}
