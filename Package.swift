@@ -154,6 +154,8 @@ let package = Package(
         .target(name: "ArcaFleet", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSodium"]),
         .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticExecutable),
         .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
+        .executableTarget(
+            name: "bench-fleet", dependencies: ["ArcaFleet", "ArcaCrypto"], path: "bench/fleet", exclude: ["run.sh"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -27,6 +27,9 @@ public enum Validation {
             }
             return .help(verb: parsed.positionals.first)
         case "version": return .version(json: json)
+        case FleetHandOver.verb:
+            // The arca binary execs arca-fleetd before parsing (CLI.main); in-process there is nothing to run.
+            throw UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: verb)
         case "init": return .initVault(showRecoveryKey: !parsed.has("no-recovery-key"))
         case "add":
             let item = try selection(parsed, requireName: true)

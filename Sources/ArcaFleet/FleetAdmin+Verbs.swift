@@ -37,30 +37,33 @@ extension FleetAdmin {
         return admin.publicKeyText
     }
 
-    /// `approve HOST --group G…`: signs the host's join record with its groups and seals
-    /// each group's current key to it.
-    public func approve(_ name: String, groups: [String]) throws(FleetError) {
+    /// `approve HOST… --group G…`: signs each host's join record with its groups and seals
+    /// each group's current key to it, all in one write.
+    public func approve(_ names: [String], groups: [String]) throws(FleetError) {
         let admin = try key()
         let snapshot = try snapshot(admin)
-        guard var host = snapshot.joins[name] ?? snapshot.hosts[name] else {
-            throw .notFound("host \(name) has not joined")
-        }
-        host.groups = Array(Set(groups)).sorted()
         var head = snapshot.head
-        var writes: [EtcdWrite] = []
-        do {
-            for group in host.groups {
-                let epoch = head.epochs[group] ?? 1
-                head.epochs[group] = epoch
-                let sealed = try ItemSealing.sealGroupKey(
-                    try groupKey(group, epoch: epoch, create: true), group: group, epoch: epoch, to: host)
-                writes.append(.put(layout.groupKey(group, epoch, name),
-                                   try SignedRecord.sign(sealed, kind: .groupKey, seed: admin.seed).encoded()))
-            }
-            writes.append(.put(layout.host(name), try SignedRecord.sign(host, kind: .host, seed: admin.seed).encoded()))
-        } catch let error as FleetError { throw error } catch { throw .crypto("\(error)") }
         var hosts = snapshot.hosts
-        hosts[name] = host
+        var writes: [EtcdWrite] = []
+        for name in names {
+            guard var host = snapshot.joins[name] ?? snapshot.hosts[name] else {
+                throw .notFound("host \(name) has not joined")
+            }
+            host.groups = Array(Set(groups)).sorted()
+            do {
+                for group in host.groups {
+                    let epoch = head.epochs[group] ?? 1
+                    head.epochs[group] = epoch
+                    let sealed = try ItemSealing.sealGroupKey(
+                        try groupKey(group, epoch: epoch, create: true), group: group, epoch: epoch, to: host)
+                    writes.append(.put(layout.groupKey(group, epoch, name),
+                                       try SignedRecord.sign(sealed, kind: .groupKey, seed: admin.seed).encoded()))
+                }
+                writes.append(.put(layout.host(name),
+                                   try SignedRecord.sign(host, kind: .host, seed: admin.seed).encoded()))
+            } catch let error as FleetError { throw error } catch { throw .crypto("\(error)") }
+            hosts[name] = host
+        }
         try commit(snapshot, admin: admin, head: head, hosts: hosts, items: snapshot.latest, writes: writes)
     }
 

@@ -14,7 +14,7 @@ public enum FleetCLI {
           init [--manifest-lifetime SECONDS]        create the admin key and the fleet head
           join --host NAME --admin-key KEY          create this host's keys, publish them, pin the admin key
           hosts [--json]                            list approved hosts and pending joins
-          approve HOST --group GROUPS               approve a joined host into groups (comma-separated)
+          approve HOST... --group GROUPS            approve joined hosts into groups (comma-separated)
           remove HOST                               revoke everything on HOST and drop it from its groups
           put --group G -s SERVICE -a ACCOUNT [--allow-user U] [--allow-group G] [--allow-unit UNIT[:ID]]
                                                     add a fleet item; the secret is read from stdin
@@ -70,11 +70,11 @@ public enum FleetCLI {
             let key = try admin.initialize(manifestLifetime: lifetime)
             write(1, "admin key: \(key)\n")
         case "approve":
-            let host = try options.positional("HOST")
+            let hosts = try options.positionals("HOST")
             let groups = options.list("group")
             guard !groups.isEmpty, groups.allSatisfy(FleetName.isValid) else { throw .usage("approve needs --group") }
             try options.done()
-            try admin.approve(host, groups: groups)
+            try admin.approve(hosts, groups: groups)
         case "remove":
             let host = try options.positional("HOST")
             try options.done()

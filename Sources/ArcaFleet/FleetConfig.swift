@@ -89,6 +89,7 @@ public struct FleetConfig: Sendable, Equatable {
 /// The layout under the prefix (ARCHITECTURE §13).
 public struct FleetLayout: Sendable {
     public var prefix: String
+    public init(prefix: String) { self.prefix = prefix }
     public var head: String { prefix + "head" }
     public var hosts: String { prefix + "hosts/" }
     public var items: String { prefix + "items/" }

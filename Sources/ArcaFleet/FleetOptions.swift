@@ -67,6 +67,12 @@ struct FleetOptions {
         return (values[name] ?? []).flatMap { $0.split(separator: ",").map(String.init) }
     }
 
+    mutating func positionals(_ what: String) throws(FleetError) -> [String] {
+        guard !positionals.isEmpty else { throw .usage("\(verb) takes one or more \(what)") }
+        used.insert("#positional")
+        return positionals
+    }
+
     mutating func positional(_ what: String) throws(FleetError) -> String {
         guard positionals.count == 1 else { throw .usage("\(verb) takes one \(what)") }
         used.insert("#positional")

@@ -20,48 +20,11 @@ declare -a etcd_pid=() agent_pid=() arcad_pid=() svc=()
 source "$(dirname "$0")/lib-arcad.bash"
 source "$(dirname "$0")/lib-fleet.bash"
 
-cleanup() {
-    set +e
-    for pid in "${agent_pid[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
-    for pid in "${arcad_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
-    for pid in "${etcd_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
-    wait 2>/dev/null
-    for user in "${svc[@]}"; do
-        # Whatever a killed arcad left in the service user's persistent keyring goes too.
-        ring=$(keyctl get_persistent @s "$(id -u "$user")" 2>/dev/null) && keyctl clear "$ring" 2>/dev/null
-        userdel -f "$user" 2>/dev/null
-    done
-    for h in 1 2 3; do drop_parked_in "$work/h$h"; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
+trap fleet_cleanup EXIT
 
 fleet() { "$build/arca" fleet --conf "$work/admin/fleet.conf" "$@"; }
 hostctl() { local h=$1; shift; "$build/arca-fleetd" --conf "$work/h$h/fleet.conf" "$@"; }
 
-# start_agent H: the agent of host H in its own session (process group) and mount namespace.
-start_agent() {
-    local h=$1
-    setsid unshare --mount --propagation private sh -c \
-        "mount --bind '$work/h$h/passwd' /etc/passwd && exec '$build/arca-fleetd' --conf '$work/h$h/fleet.conf' run" \
-        >>"$work/h$h/agent.log" 2>&1 &
-    agent_pid[$h]=$!
-}
-stop_agent() {
-    local h=$1
-    kill -TERM -- "-${agent_pid[$h]}" 2>/dev/null || true
-    wait "${agent_pid[$h]}" 2>/dev/null || true
-    agent_pid[$h]=""
-}
-
-# kernel H SERVICE: what host H's service user reads from its persistent keyring, as a
-# systemd service with KeyringMode=private would (fresh session keyring).
-kernel() {
-    local user=${svc[$1]}
-    setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --clear-groups keyctl session - bash -c \
-        "keyctl get_persistent @s >/dev/null; keyctl pipe \$(keyctl search @s user arca:genp:$2:db 2>/dev/null) \
-        2>/dev/null || echo none" 2>&1 | grep -v '^Joined session keyring'
-}
 # vaulted H SERVICE: what host H's arcad serves root from its system vault.
 vaulted() {
     ARCA_SOCKET=$work/h$1/arcad.sock "$build/arca" get --system --no-kernel -s "$2" -a db 2>/dev/null || echo none
@@ -80,18 +43,7 @@ fleet_ports
 fleet_certs root admin h1 h2 h3
 for i in 0 1 2; do etcd_start "$i"; done
 etcd_wait_healthy
-for h in 1 2 3; do
-    svc[$h]=${name}h$h
-    useradd -M -N -s /usr/sbin/nologin "${svc[$h]}"
-    fleet_conf "$work/h$h" "h$h"
-    { grep '^root:' /etc/passwd; echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } \
-        >"$work/h$h/passwd"
-    host_arcad "$work/h$h"
-    arcad_pid[$h]=$last_pid
-done
-# The admin works from host 1 (its key lives in host 1's system vault).
-fleet_conf "$work/admin" admin
-sed -i "s|^socket = .*|socket = $work/h1/arcad.sock|" "$work/admin/fleet.conf"
+fleet_hosts
 
 # --- init, join, approve ---
 admin_key=$(fleet init | sed -n 's/^admin key: //p')

@@ -44,7 +44,7 @@ etcd_start() {
         --client-cert-auth --trusted-ca-file "$pki/ca.pem" --cert-file "$pki/server.pem" \
         --key-file "$pki/server-key.pem" --peer-client-cert-auth --peer-trusted-ca-file "$pki/ca.pem" \
         --peer-cert-file "$pki/server.pem" --peer-key-file "$pki/server-key.pem" \
-        --heartbeat-interval 50 --election-timeout 500 --logger zap --log-level error \
+        --heartbeat-interval 50 --election-timeout 500 --logger zap --log-level error ${ETCD_EXTRA:-} \
         >>"$work/etcd$i.log" 2>&1 &
     etcd_pid[$i]=$!
 }
@@ -94,4 +94,66 @@ drop_parked_in() {
     local tag
     tag=$(printf %s "$1/state" | b2sum -l 128 | cut -c1-12)
     keyctl search @u keyring "arcad:parked:$tag" 2>/dev/null | xargs -r keyctl invalidate 2>/dev/null || true
+}
+
+# fleet_hosts: hosts 1-3, each with a throwaway service user ${svc[H]} (seen as $name on
+# that host), a fleet.conf, a passwd file and an arcad (pid in arcad_pid[H]); and the
+# admin's fleet.conf, working from host 1's arcad (the admin key lives in its system vault).
+fleet_hosts() {
+    local h
+    for h in 1 2 3; do
+        svc[$h]=${name}h$h
+        useradd -M -N -s /usr/sbin/nologin "${svc[$h]}"
+        fleet_conf "$work/h$h" "h$h"
+        { grep '^root:' /etc/passwd
+          echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } >"$work/h$h/passwd"
+        host_arcad "$work/h$h"
+        arcad_pid[$h]=$last_pid
+    done
+    fleet_conf "$work/admin" admin
+    sed -i "s|^socket = .*|socket = $work/h1/arcad.sock|" "$work/admin/fleet.conf"
+}
+
+# The host agents. Each host sees the service user name $name as its own uid ${svc[H]}:
+# the agent runs in a mount namespace with $work/hH/passwd over /etc/passwd.
+# start_agent H: the agent of host H in its own session (process group) and mount namespace;
+# its pid in agent_pid[H].
+start_agent() {
+    local h=$1
+    setsid unshare --mount --propagation private sh -c \
+        "mount --bind '$work/h$h/passwd' /etc/passwd && exec '$build/arca-fleetd' --conf '$work/h$h/fleet.conf' run" \
+        >>"$work/h$h/agent.log" 2>&1 &
+    agent_pid[$h]=$!
+}
+stop_agent() {
+    local h=$1
+    kill -TERM -- "-${agent_pid[$h]}" 2>/dev/null || true
+    wait "${agent_pid[$h]}" 2>/dev/null || true
+    agent_pid[$h]=""
+}
+
+# kernel H SERVICE: what host H's service user reads from its persistent keyring, as a
+# systemd service with KeyringMode=private would (fresh session keyring).
+kernel() {
+    local user=${svc[$1]}
+    setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --clear-groups keyctl session - bash -c \
+        "keyctl get_persistent @s >/dev/null; keyctl pipe \$(keyctl search @s user arca:genp:$2:db 2>/dev/null) \
+        2>/dev/null || echo none" 2>&1 | grep -v '^Joined session keyring'
+}
+
+# fleet_cleanup: every agent (with its etcdctl child), arcad and etcd member, the service
+# users (their persistent keyrings cleared first), the rings arcads parked, and $work.
+fleet_cleanup() {
+    set +e
+    for pid in "${agent_pid[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
+    for pid in "${arcad_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
+    for pid in "${etcd_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
+    wait 2>/dev/null
+    for user in "${svc[@]}"; do
+        # Whatever a killed arcad left in the service user's persistent keyring goes too.
+        ring=$(keyctl get_persistent @s "$(id -u "$user")" 2>/dev/null) && keyctl clear "$ring" 2>/dev/null
+        userdel -f "$user" 2>/dev/null
+    done
+    for dir in "$work"/h* "$work"/fan; do [ -d "$dir" ] && drop_parked_in "$dir"; done
+    rm -rf "$work"
 }
