@@ -22,7 +22,7 @@ BUILD       := .build/$(CONFIG)
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
         libsystemd-dev libgcrypt20-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
         libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1 \
-        debhelper dpkg-dev lintian strace
+        debhelper dpkg-dev lintian strace etcd-server etcd-client openssl
 
 .PHONY: all deps build products test lint format unit integration fuzz install install-files install-strip uninstall deb bench clean
 
@@ -54,7 +54,7 @@ endif
 
 # Only what is installed (and packaged): the two executables, the PAM module, and
 # arca-secretd once Package.swift declares it. debian/rules builds with this.
-PRODUCTS := arcad arca pam_arca $(if $(shell grep -l '"arca-secretd"' Package.swift 2>/dev/null),arca-secretd)
+PRODUCTS := arcad arca arca-fleetd pam_arca $(if $(shell grep -l '"arca-secretd"' Package.swift 2>/dev/null),arca-secretd)
 products:
 	@set -e; for p in $(PRODUCTS); do $(SWIFT) build -c $(CONFIG) --product $$p; done
 
@@ -103,6 +103,7 @@ install-files:
 	install -d -m 0755 $(BINDIR) $(SBINDIR) $(PAMDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8
 	install -m 0755 $(BUILD)/arca $(BINDIR)/arca
 	install -m 0755 $(BUILD)/arcad $(SBINDIR)/arcad
+	install -m 0755 $(BUILD)/arca-fleetd $(SBINDIR)/arca-fleetd
 	install -m 0755 $(BUILD)/arca-secretd $(BINDIR)/arca-secretd
 	install -d -m 0755 $(USERUNITDIR) $(DBUSSVCDIR)
 	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/arca-secretd.service \
@@ -116,7 +117,9 @@ install-files:
 	install -d -m 0755 $(UNITDIR)
 	sed 's|/usr/local/sbin/arcad|$(PREFIX)/sbin/arcad|' systemd/arcad.service >$(UNITDIR)/arcad.service
 	install -m 0644 systemd/arcad.socket $(UNITDIR)/arcad.socket
-	chmod 0644 $(UNITDIR)/arcad.service
+	sed 's|/usr/local/sbin/arca-fleetd|$(PREFIX)/sbin/arca-fleetd|' systemd/arca-fleetd.service \
+	    >$(UNITDIR)/arca-fleetd.service
+	chmod 0644 $(UNITDIR)/arcad.service $(UNITDIR)/arca-fleetd.service
 	if [ -f pam/pam-configs/arca ]; then install -d -m 0755 $(PAMCONFDIR) && \
 	    install -m 0644 pam/pam-configs/arca $(PAMCONFDIR)/arca; fi
 	install -d -m 0700 $(DESTDIR)/var/lib/arca
@@ -140,7 +143,7 @@ install-strip:
 uninstall:
 	@if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 	    systemctl disable --now arcad.socket arcad.service 2>/dev/null || true; fi
-	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
+	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(SBINDIR)/arca-fleetd $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
 	rm -f $(BINDIR)/arca-secretd $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; rm -f $(MANDIR)/man$${f##*.}/$$(basename $$f); done
 	for f in systemd/*.service systemd/*.socket; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done

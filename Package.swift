@@ -35,6 +35,7 @@ let package = Package(
         .executable(name: "arcad", targets: ["arcad"]),
         .executable(name: "arca", targets: ["arca"]),
         .executable(name: "arca-secretd", targets: ["arca-secretd"]),
+        .executable(name: "arca-fleetd", targets: ["arca-fleetd"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages.
@@ -153,6 +154,14 @@ let package = Package(
         .testTarget(
             name: "ArcaSecretServiceTests", dependencies: ["ArcaSecretService", "ArcaCrypto"],
             resources: [.copy("Resources")]),
+
+        // Fleets (ARCHITECTURE §13): signed, sealed records in etcd, applied by a root host agent.
+        // `arca fleet ...` execs arca-fleetd, so the static CLI stays free of network code.
+        .target(name: "ArcaFleet", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSodium"]),
+        .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticExecutable),
+        .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
+        .executableTarget(
+            name: "bench-fleet", dependencies: ["ArcaFleet", "ArcaCrypto"], path: "bench/fleet", exclude: ["run.sh"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -39,7 +39,11 @@ public enum CLI {
     /// two streams, wipes them, and returns the exit status.
     public static func main() -> Int32 {
         var output = Output(standardOutputIsTerminal: Terminal.standardOutputIsTerminal)
-        let status = run(Array(CommandLine.arguments.dropFirst()), output: &output)
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // Only the process hands over (exec): an in-process run must never replace its caller.
+        let status =
+            arguments.first == FleetHandOver.verb
+            ? FleetHandOver.run(Array(arguments.dropFirst()), output: &output) : run(arguments, output: &output)
         writeAll(1, output.standardOutput)
         writeAll(2, output.standardError)
         output.wipe()

@@ -113,6 +113,13 @@ public enum CommandTable {
         VerbSpec("grants", "list who may read which system item (root only)", json: true) {
             parsed throws(UsageError) in .grants(json: parsed.wantsJSON)
         },
+        VerbSpec(
+            "fleet", "deliver service secrets to many hosts through etcd: runs arca-fleetd(8) with the arguments",
+            positionals: "VERB [ARGS...]", maximumPositionals: 64
+        ) { parsed throws(UsageError) in
+            // The arca binary execs arca-fleetd before parsing (CLI.main); in-process there is nothing to run.
+            throw UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: parsed.verb)
+        },
         VerbSpec("show", "show Arca's kernel keyrings and key ids, like keyctl show", json: true) {
             parsed throws(UsageError) in .show(json: parsed.wantsJSON)
         },

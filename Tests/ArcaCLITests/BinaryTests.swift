@@ -14,7 +14,8 @@ import Testing
     }
 
     @Test func usageErrorForEveryVerb() throws {
-        for verb in CommandTable.verbs {
+        // `fleet` hands its arguments to arca-fleetd, which reports its own usage errors (below).
+        for verb in CommandTable.verbs where verb.name != FleetHandOver.verb {
             let result = try arca([verb.name, "--bogus"])
             #expect(
                 result
@@ -26,6 +27,15 @@ import Testing
         #expect(
             try arca([])
                 == Run(status: 0, stdout: Help.overview() + "\n", stderr: ""))
+        // arca execs the arca-fleetd built beside it, with the arguments after `fleet`.
+        let fleet = try arca(["fleet", "--bogus"])
+        #expect(fleet.status == 2)
+        #expect(fleet.stderr.hasPrefix("arca fleet: unknown option --bogus\nusage: arca fleet [--conf PATH] VERB"))
+        // In-process (CLI.run) nothing is exec'd: a usage error, never another verb.
+        var output = Output(standardOutputIsTerminal: false)
+        #expect(CLI.run(["fleet", "hosts"], output: &output) == 2)
+        #expect(String(decoding: output.standardError, as: UTF8.self)
+            == "error: 'fleet' runs arca-fleetd; see arca-fleetd(8)\nusage: arca fleet [options] VERB [ARGS...]\n")
         #expect(
             try arca(["get", "--account", "x"])
                 == Run(status: 2, stdout: "", stderr: "error: 'get' needs --service\nusage: arca get [options]\n"))

@@ -1,0 +1,158 @@
+import ArcaCrypto
+import ArcaProtocol
+import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The verbs of arca-fleetd(8), also reached as `arca fleet VERB`.
+public enum FleetCLI {
+    /// The usage text (`--help`).
+    public static let usage = """
+        usage: arca fleet [--conf PATH] VERB [options]     (or arca-fleetd ...)
+          init [--manifest-lifetime SECONDS]        create the admin key and the fleet head
+          join --host NAME --admin-key KEY          create this host's keys, publish them, pin the admin key
+          hosts [--json]                            list approved hosts and pending joins
+          approve HOST... --group GROUPS            approve joined hosts into groups (comma-separated)
+          remove HOST                               revoke everything on HOST and drop it from its groups
+          put --group G -s SERVICE -a ACCOUNT [--allow-user U] [--allow-group G] [--allow-unit UNIT[:ID]]
+                                                    add a fleet item; the secret is read from stdin
+          rotate -s SERVICE -a ACCOUNT [--group G] [--allow-...]
+                                                    a new version from stdin; the previous one is kept
+          revoke -s SERVICE -a ACCOUNT              remove an item from every host
+          refresh                                   re-sign every manifest (extends not-after)
+          status [--json] [--local]                 per host: applied seq, revision, last seen, errors
+          run                                       the host agent (arca-fleetd.service)
+        """
+
+    /// Runs `arguments` (without the program name); returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        do {
+            try execute(arguments)
+            return 0
+        } catch {
+            write(2, "arca fleet: \(error.description)\n")
+            if case .usage = error { write(2, usage + "\n") }
+            return error.exitCode
+        }
+    }
+
+    static func write(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
+            if n <= 0 { if n < 0, errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+
+    static func execute(_ arguments: [String]) throws(FleetError) {
+        var options = try FleetOptions.parse(arguments)
+        if options.flags.contains("help") || options.verb == "help" {
+            write(1, usage + "\n")
+            return
+        }
+        let configPath = options.value("conf") ?? FleetConfig.defaultPath
+        if options.verb == "join" {
+            try join(&options, configPath: configPath)
+            return
+        }
+        let config = try FleetConfig.load(configPath)
+        let etcd = EtcdCtl(config.etcd)
+        let admin = FleetAdmin(etcd: etcd, layout: config.keys, vault: SystemVault(socket: config.socket))
+        switch options.verb {
+        case "init":
+            let lifetime = Int64(options.value("manifest-lifetime") ?? "86400") ?? 0
+            guard lifetime > 0 else { throw .usage("--manifest-lifetime takes seconds") }
+            try options.done()
+            let key = try admin.initialize(manifestLifetime: lifetime)
+            write(1, "admin key: \(key)\n")
+        case "approve":
+            let hosts = try options.positionals("HOST")
+            let groups = options.list("group")
+            guard !groups.isEmpty, groups.allSatisfy(FleetName.isValid) else { throw .usage("approve needs --group") }
+            try options.done()
+            try admin.approve(hosts, groups: groups)
+        case "remove":
+            let host = try options.positional("HOST")
+            try options.done()
+            try admin.remove(host)
+        case "put", "rotate":
+            let rotate = options.verb == "rotate"
+            let service = try options.required("service")
+            let account = try options.required("account")
+            let group = options.value("group")
+            if let group, !FleetName.isValid(group) { throw .usage("bad group name \(group)") }
+            let grants = FleetGrants(
+                users: options.list("allow-user"), groups: options.list("allow-group"),
+                units: options.list("allow-unit"))
+            try options.done()
+            let secret = try readSecret()
+            let version = try admin.put(
+                service: service, account: account, group: group, grants: grants.isEmpty && rotate ? nil : grants,
+                secret: secret, rotate: rotate)
+            write(1, "\(service)/\(account) v\(version)\n")
+        case "revoke":
+            let service = try options.required("service")
+            let account = try options.required("account")
+            try options.done()
+            try admin.revoke(service: service, account: account)
+        case "refresh":
+            try options.done()
+            try admin.refresh()
+        case "hosts":
+            let json = options.flags.contains("json")
+            try options.done()
+            write(1, FleetReport.hosts(try admin.snapshot(try admin.key()), json: json))
+        case "status":
+            let json = options.flags.contains("json")
+            let local = options.flags.contains("local")
+            try options.done()
+            if local {
+                write(1, FleetReport.local(HostAgent.savedState(config), host: config.host ?? "?", json: json))
+            } else {
+                write(1, FleetReport.status(try admin.snapshot(try admin.key()), json: json))
+            }
+        case "run":
+            try options.done()
+            try HostAgent(config: config, etcd: etcd).run()
+        default:
+            throw .usage("unknown verb \(options.verb)")
+        }
+    }
+
+    static func join(_ options: inout FleetOptions, configPath: String) throws(FleetError) {
+        let host = try options.required("host")
+        let adminKey = try options.required("admin-key")
+        try options.done()
+        guard FleetName.isValid(host) else { throw .usage("bad host name \(host)") }
+        var text = String(decoding: FileIO.read(configPath) ?? [], as: UTF8.self)
+        text = FleetConfig.setting("host", to: host, in: text)
+        text = FleetConfig.setting("admin_key", to: adminKey, in: text)
+        let config = try FleetConfig.parse(text)
+        try HostAgent(config: config, etcd: EtcdCtl(config.etcd)).join()
+        try FileIO.writeAtomically(configPath, Array(text.utf8))
+        write(1, "joined as \(host); waiting for `arca fleet approve \(host) --group ...`\n")
+    }
+
+    /// The secret of put/rotate: all of stdin, which must not be a terminal.
+    static func readSecret() throws(FleetError) -> SecretBytes {
+        guard isatty(0) == 0 else { throw .usage("pipe the secret on stdin") }
+        var bytes: [UInt8] = []
+        // One allocation up to the kernel's payload limit, so growing never leaves copies behind.
+        bytes.reserveCapacity(32_768 + 4096)
+        defer { SecureWipe.zero(&bytes) }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        defer { SecureWipe.zero(&chunk) }
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw .usage("cannot read stdin") }
+            if n == 0 { break }
+            bytes += chunk[..<n]
+        }
+        guard !bytes.isEmpty, bytes.count <= 32_767 else { throw .usage("the secret on stdin must be 1-32767 bytes") }
+        do { return try SecretBytes(consuming: &bytes) } catch { throw .crypto("\(error)") }
+    }
+}
