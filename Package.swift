@@ -9,6 +9,11 @@ import PackageDescription
 /// toolchain's directory hidden, and `arca get` must start in about 2 ms.
 let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
 
+/// The same, for an executable that imports Foundation: with -static-stdlib SwiftPM links
+/// FoundationEssentials' archive but not the two helper archives under it.
+let staticFoundationExecutable: [LinkerSetting] =
+    staticExecutable + [.linkedLibrary("_FoundationCollections"), .linkedLibrary("_FoundationCShims")]
+
 /// The PAM module: static Swift runtime, only `pam_sm_*` exported, every symbol
 /// resolved at link time, and never unloaded by `pam_end`.
 /// lld, because gold leaves the Swift type descriptors that the version script
@@ -158,7 +163,7 @@ let package = Package(
         // Fleets (ARCHITECTURE §13): signed, sealed records in etcd, applied by a root host agent.
         // `arca fleet ...` execs arca-fleetd, so the static CLI stays free of network code.
         .target(name: "ArcaFleet", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSodium"]),
-        .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticExecutable),
+        .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticFoundationExecutable),
         .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
         .executableTarget(
             name: "bench-fleet", dependencies: ["ArcaFleet", "ArcaCrypto"], path: "bench/fleet", exclude: ["run.sh"]),
