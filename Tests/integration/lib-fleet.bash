@@ -97,7 +97,7 @@ drop_parked_in() {
 }
 
 # fleet_hosts: hosts 1-3, each with a throwaway service user ${svc[H]} (seen as $name on
-# that host), a fleet.conf, a passwd file and an arcad (pid in arcad_pid[H]); and the
+# that host), a fleet.conf, an /etc whose passwd maps $name to it, and an arcad (pid in arcad_pid[H]); and the
 # admin's fleet.conf, working from host 1's arcad (the admin key lives in its system vault).
 fleet_hosts() {
     local h
@@ -105,8 +105,13 @@ fleet_hosts() {
         svc[$h]=${name}h$h
         useradd -M -N -s /usr/sbin/nologin "${svc[$h]}"
         fleet_conf "$work/h$h" "h$h"
+        # A copy of /etc, not a bind mount over /etc/passwd alone: useradd/userdel elsewhere on the
+        # machine rename a new passwd over the old one, which detaches a mount on that file.
+        cp -a /etc "$work/h$h/etc"
+        rm -f "$work/h$h/etc/"{shadow,gshadow}*
         { grep '^root:' /etc/passwd
-          echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } >"$work/h$h/passwd"
+          echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } \
+            >"$work/h$h/etc/passwd"
         host_arcad "$work/h$h"
         arcad_pid[$h]=$last_pid
     done
@@ -115,13 +120,13 @@ fleet_hosts() {
 }
 
 # The host agents. Each host sees the service user name $name as its own uid ${svc[H]}:
-# the agent runs in a mount namespace with $work/hH/passwd over /etc/passwd.
+# the agent runs in a mount namespace with its own copy of /etc.
 # start_agent H: the agent of host H in its own session (process group) and mount namespace;
 # its pid in agent_pid[H].
 start_agent() {
     local h=$1
     setsid unshare --mount --propagation private sh -c \
-        "mount --bind '$work/h$h/passwd' /etc/passwd && exec '$build/arca-fleetd' --conf '$work/h$h/fleet.conf' run" \
+        "mount --bind '$work/h$h/etc' /etc && exec '$build/arca-fleetd' --conf '$work/h$h/fleet.conf' run" \
         >>"$work/h$h/agent.log" 2>&1 &
     agent_pid[$h]=$!
 }
