@@ -16,7 +16,7 @@ chmod 755 "$work"
 tag=$RANDOM
 name=fleet$tag
 pass=0 fail=0
-declare -a etcd_pid=() agent_pid=() arcad_pid=() svc=()
+declare -a etcd_pid=() agent_pid=() host_arcad_pid=() svc=()
 source "$(dirname "$0")/lib-arcad.bash"
 source "$(dirname "$0")/lib-fleet.bash"
 

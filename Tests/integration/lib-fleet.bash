@@ -1,6 +1,6 @@
 # Shared by the fleet scripts (80-fleet.sh, bench/fleet): a CA and certificates made
 # with openssl, a 3-member etcd cluster on 127.0.0.1 with mTLS (clients and peers),
-# and per-host arcads. Sourced; needs $work (and $build for arcads).
+# and per-host arcads. Sourced after lib-arcad.bash; needs $work (and $build for arcads).
 
 # fleet_ports: three client and three peer ports from a random base.
 fleet_ports() {
@@ -81,24 +81,10 @@ resync_seconds = 2
 CONF
 }
 
-# host_arcad DIR: arcad with state DIR/state and socket DIR/arcad.sock; pid in $last_pid.
-host_arcad() {
-    local dir=$1
-    "$build/arcad" --foreground --state-dir "$dir/state" --socket "$dir/arcad.sock" 2>"$dir/arcad.log" &
-    last_pid=$!
-    for _ in $(seq 250); do [ -S "$dir/arcad.sock" ] && break; sleep 0.02; done
-}
-
-# drop_parked_in DIR: the ring that DIR's arcad parked in root's @u (see lib-arcad.bash).
-drop_parked_in() {
-    local tag
-    tag=$(printf %s "$1/state" | b2sum -l 128 | cut -c1-12)
-    keyctl search @u keyring "arcad:parked:$tag" 2>/dev/null | xargs -r keyctl invalidate 2>/dev/null || true
-}
-
 # fleet_hosts: hosts 1-3, each with a throwaway service user ${svc[H]} (seen as $name on
-# that host), a fleet.conf, an /etc whose passwd maps $name to it, and an arcad (pid in arcad_pid[H]); and the
+# that host), a fleet.conf, an /etc whose passwd maps $name to it, and an arcad; and the
 # admin's fleet.conf, working from host 1's arcad (the admin key lives in its system vault).
+# arcad pids in host_arcad_pid[H].
 fleet_hosts() {
     local h
     for h in 1 2 3; do
@@ -112,8 +98,8 @@ fleet_hosts() {
         { grep '^root:' /etc/passwd
           echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } \
             >"$work/h$h/etc/passwd"
-        host_arcad "$work/h$h"
-        arcad_pid[$h]=$last_pid
+        start_arcad "$work/h$h"
+        host_arcad_pid[$h]=$arcad_pid
     done
     fleet_conf "$work/admin" admin
     sed -i "s|^socket = .*|socket = $work/h1/arcad.sock|" "$work/admin/fleet.conf"
@@ -151,7 +137,7 @@ kernel() {
 fleet_cleanup() {
     set +e
     for pid in "${agent_pid[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
-    for pid in "${arcad_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
+    for pid in "${host_arcad_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
     for pid in "${etcd_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
     wait 2>/dev/null
     for user in "${svc[@]}"; do
@@ -159,6 +145,6 @@ fleet_cleanup() {
         ring=$(keyctl get_persistent @s "$(id -u "$user")" 2>/dev/null) && keyctl clear "$ring" 2>/dev/null
         userdel -f "$user" 2>/dev/null
     done
-    for dir in "$work"/h* "$work"/fan; do [ -d "$dir" ] && drop_parked_in "$dir"; done
+    for dir in "$work"/h* "$work"/fan; do [ -d "$dir" ] && drop_parked "$dir"; done
     rm -rf "$work"
 }
