@@ -93,7 +93,8 @@ fleet_hosts() {
         fleet_conf "$work/h$h" "h$h"
         # A copy of /etc, not a bind mount over /etc/passwd alone: useradd/userdel elsewhere on the
         # machine rename a new passwd over the old one, which detaches a mount on that file.
-        cp -a /etc "$work/h$h/etc"
+        # (Lock files of a concurrent useradd may vanish while cp runs: not an error here.)
+        cp -a /etc "$work/h$h/etc" 2>/dev/null || [ -f "$work/h$h/etc/nsswitch.conf" ]
         rm -f "$work/h$h/etc/"{shadow,gshadow}*
         { grep '^root:' /etc/passwd
           echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } \
