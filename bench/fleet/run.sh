@@ -59,7 +59,8 @@ for round in $(seq "$ROUNDS"); do
     until grep -qx "plain-$round" "$work/peer.watch"; do sleep 0.005; done
     echo $(( $(ms) - start ))
 done >"$work/peer.ms"
-kill "$watch_pid"
+pkill -P "$watch_pid"  # the etcdctl the function started
+kill "$watch_pid" 2>/dev/null || true
 echo "arca fleet rotate → all 3 keyrings: p50 $(p50 <"$work/arca.ms") ms (each: $(xargs <"$work/arca.ms"))"
 echo "peer, plain etcdctl put → etcdctl watch prints it: p50 $(p50 <"$work/peer.ms") ms (each: $(xargs <"$work/peer.ms"))"
 
@@ -70,5 +71,11 @@ fleet_conf "$work/fan" admin
 printf 'prefix = /bench/v1/\n' >>"$work/fan/fleet.conf"
 start_arcad "$work/fan"
 host_arcad_pid[4]=$arcad_pid
-"$build/bench-fleet" --conf "$work/fan/fleet.conf" --hosts "$HOSTS" \
-    --etcd-pids "${etcd_pid[0]},${etcd_pid[1]},${etcd_pid[2]}"
+# In its own process group, so that its etcdctl watch children go with it even if it fails.
+setsid "$build/bench-fleet" --conf "$work/fan/fleet.conf" --hosts "$HOSTS" \
+    --etcd-pids "${etcd_pid[0]},${etcd_pid[1]},${etcd_pid[2]}" &
+bench_pid=$!
+status=0
+wait "$bench_pid" || status=$?
+kill -KILL -- "-$bench_pid" 2>/dev/null || true
+exit "$status"
