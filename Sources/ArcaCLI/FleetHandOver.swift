@@ -26,7 +26,8 @@ enum FleetHandOver {
     static func run(_ arguments: [String], output: inout Output) -> Int32 {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        let executable = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let executable =
+            length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         guard let path = candidates(executablePath: executable).first(where: { access($0, X_OK) == 0 }) else {
             output.errorLine("arca: fleet: \(program) is not installed (looked next to arca and in sbin)")
             return ExitCode.error.rawValue

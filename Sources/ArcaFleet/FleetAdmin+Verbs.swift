@@ -123,7 +123,8 @@ extension FleetAdmin {
         var writes: [EtcdWrite] = []
         do {
             try ItemSealing.seal(secret, into: &item, groupKey: try groupKey(group, epoch: epoch, create: true))
-            writes.append(.put(layout.item(id, version), try SignedRecord.sign(item, kind: .item, seed: admin.seed).encoded()))
+            let record = try SignedRecord.sign(item, kind: .item, seed: admin.seed).encoded()
+            writes.append(.put(layout.item(id, version), record))
         } catch let error as FleetError { throw error } catch { throw .crypto("\(error)") }
         for old in (snapshot.items[id] ?? [:]).keys where old + 1 < version {
             writes.append(.delete(layout.item(id, old)))

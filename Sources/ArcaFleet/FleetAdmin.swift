@@ -93,7 +93,9 @@ public final class FleetAdmin {
                     let body = try JSONDecoder().decode(HostRecord.self, from: join.body)
                     let verified = try join.verified(as: HostRecord.self, kind: .join,
                                                      publicKey: Array(body.signPublicKey), what: kv.key)
-                    guard verified.host == path[1] else { throw FleetError.verification("\(kv.key): names \(body.host)") }
+                    guard verified.host == path[1] else {
+                        throw FleetError.verification("\(kv.key): names \(body.host)")
+                    }
                     snapshot.joins[verified.host] = verified
                 case ("hosts", 3, "ack"):
                     ackValues[path[1]] = kv.value

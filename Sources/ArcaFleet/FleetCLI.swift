@@ -28,6 +28,9 @@ public enum FleetCLI {
 
     /// Runs `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
+        // etcdctl may exit (member unreachable) before reading the stdin we write to it:
+        // that must be an EPIPE for ChildProcess, not a SIGPIPE that kills the agent.
+        signal(SIGPIPE, SIG_IGN)
         do {
             try execute(arguments)
             return 0

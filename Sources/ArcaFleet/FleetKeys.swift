@@ -14,8 +14,8 @@ public final class HostKeys: Sendable {
     /// Keys from their 64 stored bytes.
     public init(stored: SecretBytes) throws {
         guard stored.count == 64 else { throw FleetError.crypto("host key material must be 64 bytes") }
-        signSeed = try stored.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[0..<32])) }
-        boxSecret = try stored.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[32..<64])) }
+        signSeed = try stored.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[..<32])) }
+        boxSecret = try stored.withUnsafeBytes { try SecretBytes(copying: UnsafeRawBufferPointer(rebasing: $0[32...])) }
         signPublicKey = try FleetSodium.signPublicKey(seed: signSeed)
         boxPublicKey = try FleetSodium.boxPublicKey(secret: boxSecret)
     }

@@ -29,10 +29,10 @@ public struct SystemVault {
         var bytes = secret.withUnsafeBytes { Array($0) }
         defer { SecureWipe.zero(&bytes) }
         let key: AttributeMap = [.service: .string(service), .account: .string(account)]
+        var attributes = key
+        if let accessible { attributes[.accessible] = .accessibility(accessible) }
         var add = Request.add(
-            AddRequest(vault: .system, itemClass: .genericPassword,
-                       attributes: accessible.map { key.merging([.accessible: .accessibility($0)]) { a, _ in a } } ?? key,
-                       secret: bytes))
+            AddRequest(vault: .system, itemClass: .genericPassword, attributes: attributes, secret: bytes))
         defer { add.wipeSecrets() }
         do {
             _ = try send(add, what: "add \(service)")
@@ -47,7 +47,8 @@ public struct SystemVault {
     }
 
     func exists(service: String, account: String) -> Bool {
-        let query = Query(itemClass: .genericPassword, attributes: [.service: .string(service), .account: .string(account)])
+        let query = Query(
+            itemClass: .genericPassword, attributes: [.service: .string(service), .account: .string(account)])
         return (try? send(.copyMatching(vault: .system, query: query), what: "find")) != nil
     }
 

@@ -3,7 +3,7 @@
 # 127.0.0.1 with mTLS (CA and certificates made here with openssl), three hosts, each
 # an arcad with its own state dir and socket plus an arca-fleetd agent, and one admin.
 # Each host sees the service user name fleet<tag> as its own throwaway uid (the agent
-# runs in a mount namespace with its own /etc/passwd), so every host places the secret
+# runs in a mount namespace with its own copy of /etc), so every host places the secret
 # in a different persistent keyring and each host is checked on its own.
 # Covers put/rotate/revoke, a host outside the group, forged/altered/replayed values
 # written with etcd root credentials (rejected, reported, nothing rolled back), kill -9 of
@@ -16,7 +16,7 @@ chmod 755 "$work"
 tag=$RANDOM
 name=fleet$tag
 pass=0 fail=0
-declare -a etcd_pid=() agent_pid=() arcad_pid=() svc=()
+declare -a etcd_pid=() agent_pid=() host_arcad_pid=() svc=()
 source "$(dirname "$0")/lib-arcad.bash"
 source "$(dirname "$0")/lib-fleet.bash"
 
@@ -186,5 +186,8 @@ h3 approved db" fleet hosts
 fleet revoke -s "${name}a" -a db
 eventually "last revoke: gone from host 1" "none" kernel 1 "${name}a"
 
+if [ "$fail" -ne 0 ]; then
+    for h in 1 2 3; do echo "--- host $h agent log (end)"; tail -n 25 "$work/h$h/agent.log"; done
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -11,18 +11,20 @@ check() {
     else echo "FAIL $name: expected $(printf %q "$expected"), got $(printf %q "$out")"; fail=$((fail + 1)); fi
 }
 
-# start_arcad: arcad in the foreground on $work/arcad.sock, its pid in $arcad_pid.
+# start_arcad [DIR]: arcad in the foreground with state DIR/state and socket DIR/arcad.sock
+# (DIR defaults to $work), its pid in $arcad_pid.
 start_arcad() {
-    "$build/arcad" --foreground --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
+    local dir=${1:-$work}
+    "$build/arcad" --foreground --state-dir "$dir/state" --socket "$dir/arcad.sock" 2>"$dir/arcad.log" &
     arcad_pid=$!
-    for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+    for _ in $(seq 250); do [ -S "$dir/arcad.sock" ] && break; sleep 0.02; done
 }
 
-# drop_parked: a test's arcad never comes back, so the ring it parked keys in, in
+# drop_parked [DIR]: a test's arcad (state in DIR/state, default $work) never comes back, so the ring it parked keys in, in
 # root's @u (shared by every arcad on the machine), goes too. The ring is
 # arcad:parked:<first 6 bytes of BLAKE2b-128 of the state directory> (KeyParking).
 drop_parked() {
     local tag
-    tag=$(printf %s "$work/state" | b2sum -l 128 | cut -c1-12)
+    tag=$(printf %s "${1:-$work}/state" | b2sum -l 128 | cut -c1-12)
     keyctl search @u keyring "arcad:parked:$tag" 2>/dev/null | xargs -r keyctl invalidate 2>/dev/null || true
 }

@@ -1,6 +1,6 @@
 # Shared by the fleet scripts (80-fleet.sh, bench/fleet): a CA and certificates made
 # with openssl, a 3-member etcd cluster on 127.0.0.1 with mTLS (clients and peers),
-# and per-host arcads. Sourced; needs $work (and $build for arcads).
+# and per-host arcads. Sourced after lib-arcad.bash; needs $work (and $build for arcads).
 
 # fleet_ports: three client and three peer ports from a random base.
 fleet_ports() {
@@ -81,47 +81,39 @@ resync_seconds = 2
 CONF
 }
 
-# host_arcad DIR: arcad with state DIR/state and socket DIR/arcad.sock; pid in $last_pid.
-host_arcad() {
-    local dir=$1
-    "$build/arcad" --foreground --state-dir "$dir/state" --socket "$dir/arcad.sock" 2>"$dir/arcad.log" &
-    last_pid=$!
-    for _ in $(seq 250); do [ -S "$dir/arcad.sock" ] && break; sleep 0.02; done
-}
-
-# drop_parked_in DIR: the ring that DIR's arcad parked in root's @u (see lib-arcad.bash).
-drop_parked_in() {
-    local tag
-    tag=$(printf %s "$1/state" | b2sum -l 128 | cut -c1-12)
-    keyctl search @u keyring "arcad:parked:$tag" 2>/dev/null | xargs -r keyctl invalidate 2>/dev/null || true
-}
-
 # fleet_hosts: hosts 1-3, each with a throwaway service user ${svc[H]} (seen as $name on
-# that host), a fleet.conf, a passwd file and an arcad (pid in arcad_pid[H]); and the
+# that host), a fleet.conf, an /etc whose passwd maps $name to it, and an arcad; and the
 # admin's fleet.conf, working from host 1's arcad (the admin key lives in its system vault).
+# arcad pids in host_arcad_pid[H].
 fleet_hosts() {
     local h
     for h in 1 2 3; do
         svc[$h]=${name}h$h
         useradd -M -N -s /usr/sbin/nologin "${svc[$h]}"
         fleet_conf "$work/h$h" "h$h"
+        # A copy of /etc, not a bind mount over /etc/passwd alone: useradd/userdel elsewhere on the
+        # machine rename a new passwd over the old one, which detaches a mount on that file.
+        # (Lock files of a concurrent useradd may vanish while cp runs: not an error here.)
+        cp -a /etc "$work/h$h/etc" 2>/dev/null || [ -f "$work/h$h/etc/nsswitch.conf" ]
+        rm -f "$work/h$h/etc/"{shadow,gshadow}*
         { grep '^root:' /etc/passwd
-          echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } >"$work/h$h/passwd"
-        host_arcad "$work/h$h"
-        arcad_pid[$h]=$last_pid
+          echo "$name:x:$(id -u "${svc[$h]}"):$(id -g "${svc[$h]}")::/nonexistent:/usr/sbin/nologin"; } \
+            >"$work/h$h/etc/passwd"
+        start_arcad "$work/h$h"
+        host_arcad_pid[$h]=$arcad_pid
     done
     fleet_conf "$work/admin" admin
     sed -i "s|^socket = .*|socket = $work/h1/arcad.sock|" "$work/admin/fleet.conf"
 }
 
 # The host agents. Each host sees the service user name $name as its own uid ${svc[H]}:
-# the agent runs in a mount namespace with $work/hH/passwd over /etc/passwd.
+# the agent runs in a mount namespace with its own copy of /etc.
 # start_agent H: the agent of host H in its own session (process group) and mount namespace;
 # its pid in agent_pid[H].
 start_agent() {
     local h=$1
     setsid unshare --mount --propagation private sh -c \
-        "mount --bind '$work/h$h/passwd' /etc/passwd && exec '$build/arca-fleetd' --conf '$work/h$h/fleet.conf' run" \
+        "mount --bind '$work/h$h/etc' /etc && exec '$build/arca-fleetd' --conf '$work/h$h/fleet.conf' run" \
         >>"$work/h$h/agent.log" 2>&1 &
     agent_pid[$h]=$!
 }
@@ -146,7 +138,7 @@ kernel() {
 fleet_cleanup() {
     set +e
     for pid in "${agent_pid[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
-    for pid in "${arcad_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
+    for pid in "${host_arcad_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
     for pid in "${etcd_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
     wait 2>/dev/null
     for user in "${svc[@]}"; do
@@ -154,6 +146,6 @@ fleet_cleanup() {
         ring=$(keyctl get_persistent @s "$(id -u "$user")" 2>/dev/null) && keyctl clear "$ring" 2>/dev/null
         userdel -f "$user" 2>/dev/null
     done
-    for dir in "$work"/h* "$work"/fan; do [ -d "$dir" ] && drop_parked_in "$dir"; done
+    for dir in "$work"/h* "$work"/fan; do [ -d "$dir" ] && drop_parked "$dir"; done
     rm -rf "$work"
 }

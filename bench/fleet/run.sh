@@ -18,14 +18,16 @@ build=$PWD/.build/release
 work=$(mktemp -d /tmp/arca-bench-fleet.XXXXXX)
 chmod 755 "$work"
 name=fleetb$RANDOM
-declare -a etcd_pid=() agent_pid=() arcad_pid=() svc=()
+declare -a etcd_pid=() agent_pid=() host_arcad_pid=() svc=()
+source Tests/integration/lib-arcad.bash
 source Tests/integration/lib-fleet.bash
 trap fleet_cleanup EXIT
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 p50() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 
-# One transaction writes every manifest of a change: let it hold HOSTS of them.
-ETCD_EXTRA="--max-txn-ops $((HOSTS * 3 + 100))"
+# One transaction writes every manifest of a change: let it hold HOSTS of them. etcd's
+# default heartbeat/election timing (the tests use 50/500 ms for quick fail-over).
+ETCD_EXTRA="--max-txn-ops $((HOSTS * 3 + 100)) --heartbeat-interval 100 --election-timeout 1000"
 fleet_ports
 fleet_certs root admin h1 h2 h3
 for i in 0 1 2; do etcd_start "$i"; done
@@ -57,7 +59,8 @@ for round in $(seq "$ROUNDS"); do
     until grep -qx "plain-$round" "$work/peer.watch"; do sleep 0.005; done
     echo $(( $(ms) - start ))
 done >"$work/peer.ms"
-kill "$watch_pid"
+pkill -P "$watch_pid"  # the etcdctl the function started
+kill "$watch_pid" 2>/dev/null || true
 echo "arca fleet rotate → all 3 keyrings: p50 $(p50 <"$work/arca.ms") ms (each: $(xargs <"$work/arca.ms"))"
 echo "peer, plain etcdctl put → etcdctl watch prints it: p50 $(p50 <"$work/peer.ms") ms (each: $(xargs <"$work/peer.ms"))"
 
@@ -66,7 +69,13 @@ for h in 1 2 3; do stop_agent "$h"; done
 mkdir -p "$work/fan"
 fleet_conf "$work/fan" admin
 printf 'prefix = /bench/v1/\n' >>"$work/fan/fleet.conf"
-host_arcad "$work/fan"
-arcad_pid[4]=$last_pid
-"$build/bench-fleet" --conf "$work/fan/fleet.conf" --hosts "$HOSTS" \
-    --etcd-pids "${etcd_pid[0]},${etcd_pid[1]},${etcd_pid[2]}"
+start_arcad "$work/fan"
+host_arcad_pid[4]=$arcad_pid
+# In its own process group, so that its etcdctl watch children go with it even if it fails.
+setsid "$build/bench-fleet" --conf "$work/fan/fleet.conf" --hosts "$HOSTS" \
+    --etcd-pids "${etcd_pid[0]},${etcd_pid[1]},${etcd_pid[2]}" &
+bench_pid=$!
+status=0
+wait "$bench_pid" || status=$?
+kill -KILL -- "-$bench_pid" 2>/dev/null || true
+exit "$status"
