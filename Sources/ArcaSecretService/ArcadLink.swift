@@ -63,8 +63,8 @@ final class ArcadLink {
 
     /// The references of matching items (no attributes: what a D-Bus search returns).
     func references(_ attributes: [String: String]) throws(SecretError) -> AttributeReferenceList {
-        guard case .attributeReferences(let list) = try send(.searchAttributeReferences(uid: uid, attributes: attributes))
-        else { throw SecretError.failed("unexpected reply") }
+        let request = Request.searchAttributeReferences(uid: uid, attributes: attributes)
+        guard case .attributeReferences(let list) = try send(request) else { throw SecretError.failed("unexpected reply") }
         return list
     }
 

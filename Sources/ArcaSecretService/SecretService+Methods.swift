@@ -99,6 +99,7 @@ extension SecretService {
                     unlockedPaths.append(CollectionID.login.path + "/" + id)
                 }
                 lockedPaths += list.locked.map { itemPath($0) }
+                if list.unlocked.count + list.locked.count > 1000 { trimHeap = true }
             case .session:
                 unlockedPaths += memoryItems.keys.sorted { Int($0) ?? 0 < Int($1) ?? 0 }.filter { id in
                     guard let have = memoryItems[id]?.attributes else { return false }

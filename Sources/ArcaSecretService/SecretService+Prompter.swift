@@ -111,7 +111,8 @@ extension SecretService {
             guard let reply = try? message.readString(), (try? message.readProperties()) != nil,
                 let exchange = try? message.readString()
             else {
-                bus.replyError(to: message, name: "org.freedesktop.DBus.Error.InvalidArgs", message: "expected (sa{sv}s)")
+                bus.replyError(
+                    to: message, name: "org.freedesktop.DBus.Error.InvalidArgs", message: "expected (sa{sv}s)")
                 return
             }
             bus.reply(to: message, [])

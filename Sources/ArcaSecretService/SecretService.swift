@@ -59,6 +59,8 @@ public final class SecretService {
     /// Unlock prompts being shown by the system prompter, by callback path.
     var flows: [String: PromptFlow] = [:]
     let promptChecks = PromptChecks()
+    /// Set by a request over many items: the loop trims the heap once idle.
+    var trimHeap = false
     let verbose: Bool
 
     /// At most this many login items' metadata stay cached (the rest is re-read).
@@ -130,6 +132,10 @@ public final class SecretService {
                 deliverEvents()
                 deliverPromptChecks()
                 if lost != nil { break }
+                if trimHeap {
+                    Memory.trim()
+                    trimHeap = false
+                }
                 if spareKey == nil { spareKey = try? DHKeyPair.generate() }
                 try bus.wait(orReadable: wake.fd)
             } catch {
@@ -230,6 +236,7 @@ public final class SecretService {
             ids += uncachedFound.lazy.filter { $0 != id }.prefix(Self.cacheLimit - 1)
         }
         for id in ids { uncachedFound.remove(id) }
+        if ids.count > 256 { trimHeap = true }
         let list = try arcad.items(
             .getAttributeItems(uid: arcad.uid, references: ids.compactMap(ReferenceText.decode), returnSecrets: false))
         if cache.count + list.items.count > Self.cacheLimit { cache.removeAll() }

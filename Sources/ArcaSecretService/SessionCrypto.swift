@@ -97,7 +97,11 @@ struct DHKeyPair: Sendable {
     /// A fresh pair in `group`.
     static func generate(in group: DHGroup = .oakley1024) throws(SessionCryptoError) -> DHKeyPair {
         let privateKey: SecretBytes
-        do { privateKey = try SecretBytes.random(count: privateKeyLength) } catch { throw .library("out of secure memory") }
+        do {
+            privateKey = try SecretBytes.random(count: privateKeyLength)
+        } catch {
+            throw .library("out of secure memory")
+        }
         return try DHKeyPair(privateKey: privateKey, group: group)
     }
 

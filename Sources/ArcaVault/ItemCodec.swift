@@ -3,7 +3,7 @@
 /// to its vault, item and class. Changing any of these is a schema migration.
 enum ItemCodec {
     // Field numbers of the attribute record (type-length-value, little endian).
-    private enum Field: UInt8 {
+    enum Field: UInt8 {
         case service = 1, account, label, description, comment, generic, creator, type, isInvisible, isNegative
         case creationDate, modificationDate, server, `protocol`, port, path, securityDomain, authenticationType
         case accessGroup
@@ -49,17 +49,10 @@ enum ItemCodec {
     /// Decodes a record made by `encode`; nil if it does not parse (it was
     /// authenticated, so that means a bug or a future format, never an attacker).
     static func decode(_ bytes: [UInt8]) -> ItemAttributes? {
-        guard bytes.first == 1 else { return nil }
         var a = ItemAttributes()
-        var i = 1
-        while i < bytes.count {
-            guard i + 5 <= bytes.count else { return nil }
-            let tag = bytes[i]
-            let length = Int(readUInt32(bytes, at: i + 1))
-            i += 5
-            guard length <= bytes.count - i else { return nil }
-            let value = Array(bytes[i..<(i + length)])
-            i += length
+        var parsed = true
+        let complete = forEachField(bytes) { tag, range in
+            let value = Array(bytes[range])
             let string = String(decoding: value, as: UTF8.self)
             let number = value.count == 8 ? readUInt64(value) : nil
             switch Field(rawValue: tag) {
@@ -83,13 +76,33 @@ enum ItemCodec {
             case .authenticationType: a.authenticationType = string
             case .accessGroup: a.accessGroup = string
             case .secretAttributes:
-                guard let dictionary = decodeDictionary(value) else { return nil }
+                guard let dictionary = decodeDictionary(value) else {
+                    parsed = false
+                    return
+                }
                 a.secretAttributes = dictionary
             case .contentType: a.contentType = string
-            case .none: continue  // a newer writer's field: ignored, not fatal
+            case .none: return  // a newer writer's field: ignored, not fatal
             }
         }
-        return a
+        return complete && parsed ? a : nil
+    }
+
+    /// Calls `body` with the tag and value range of each field of a record (format
+    /// 1: a version byte, then tag, u32 length, value). False if the record does not parse.
+    static func forEachField(_ bytes: [UInt8], _ body: (UInt8, Range<Int>) -> Void) -> Bool {
+        guard bytes.first == 1 else { return false }
+        var i = 1
+        while i < bytes.count {
+            guard i + 5 <= bytes.count else { return false }
+            let tag = bytes[i]
+            let length = Int(readUInt32(bytes, at: i + 1))
+            i += 5
+            guard length <= bytes.count - i else { return false }
+            body(tag, i..<(i + length))
+            i += length
+        }
+        return true
     }
 
     /// The canonical primary key of ARCHITECTURE §4, hashed into the `pk` column.

@@ -169,6 +169,18 @@ extension Vault {
 
     /// Unwraps the item key and decrypts the attributes of an unlocked row.
     func open(_ row: Row) throws -> (SecretBytes, ItemAttributes) {
+        let (itemKey, meta) = try openRecord(row)
+        guard var attributes = ItemCodec.decode(meta) else {
+            throw VaultError.damaged(path: path, reason: "an item's attribute record does not parse")
+        }
+        attributes.accessible = row.accessible
+        attributes.synchronizable = row.sync
+        return (itemKey, attributes)
+    }
+
+    /// Unwraps the item key (into the vault's scratch key) and decrypts the
+    /// attribute record of an unlocked row, undecoded.
+    func openRecord(_ row: Row) throws -> (SecretBytes, [UInt8]) {
         guard let classKey = classKeys[row.accessible] else { throw VaultError.locked }
         // One guarded allocation per vault, not per row: sodium_malloc and sodium_free
         // (mmap, mprotect, mlock and back) were most of the cost of a scan.
@@ -178,12 +190,7 @@ extension Vault {
             try KeyWrap.unwrap(row.wrappedKey, with: classKey, context: associatedData(.key, row), into: itemKey)
             let meta = try AEAD.openBytes(
                 SealedBox(combined: row.meta), key: itemKey, associatedData: associatedData(.meta, row))
-            guard var attributes = ItemCodec.decode(meta) else {
-                throw VaultError.damaged(path: path, reason: "an item's attribute record does not parse")
-            }
-            attributes.accessible = row.accessible
-            attributes.synchronizable = row.sync
-            return (itemKey, attributes)
+            return (itemKey, meta)
         } catch is CryptoError {
             throw damagedItem()
         }

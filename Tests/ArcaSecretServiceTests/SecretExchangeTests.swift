@@ -35,8 +35,8 @@ import Testing
         // The prompter's side, as gcr-secret-exchange.c does it.
         let fields = try SecretExchange.parse(ours.message)
         let theirs = try DHKeyPair.generate(in: .modp1536)
-        let key = try DHSession.hkdfSHA256(try theirs.sharedSecret(with: try #require(Base64.decode(fields["public"] ?? ""))),
-                                           length: 16)
+        let peer = try #require(Base64.decode(fields["public"] ?? ""))
+        let key = try DHSession.hkdfSHA256(try theirs.sharedSecret(with: peer), length: 16)
         let (iv, sealed) = try SessionCipher(key: key).encrypt(try Self.secret("pässword"))
         let answer = "[sx-aes-1]\npublic=\(Base64.encode(theirs.publicKey))\nsecret=\(Base64.encode(sealed))\n"
             + "iv=\(Base64.encode(iv))\n"
