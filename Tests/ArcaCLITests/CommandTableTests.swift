@@ -38,6 +38,7 @@ struct CommandTableTests {
         "show": ([], .show(json: false)),
         "version": ([], .version(json: false)),
         "help": (["get"], .help(verb: "get")),
+        "fleet": (["hosts"], .action(VerbAction(verb: "fleet", arguments: ["hosts"]) { _, _ in })),
         "add-generic-password": (
             item + ["-w", "pw"],
             .add(selection, secret: .commandLine("pw"), replaceExisting: false, compatibility: true)
