@@ -55,6 +55,8 @@ let package = Package(
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["CSodium"]),
         .target(name: "ArcaProtocol"),
+        // Sync records, their signatures and the merge (ARCHITECTURE §12): pure logic, no I/O.
+        .target(name: "ArcaSync", dependencies: ["ArcaCrypto"]),
         .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "ArcaCrypto"]),
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
@@ -138,6 +140,7 @@ let package = Package(
         .testTarget(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaTestSupport", "arca-keyring-probe"]),
+        .testTarget(name: "ArcaSyncTests", dependencies: ["ArcaSync", "ArcaCrypto"]),
         .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto"]),
 
         // The freedesktop Secret Service provider (arca-secretd).
