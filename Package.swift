@@ -61,7 +61,7 @@ let package = Package(
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
-            dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "CSystemd"]),
+            dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync", "CSystemd"]),
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),

@@ -137,6 +137,8 @@ struct Context {
         case .systemDelete(let item): try systemDelete(item)
         case .grant(let item, let principals, let revoke): try grant(item, principals: principals, revoke: revoke)
         case .grants(let json): try grants(json: json, output: &output)
+        case .exportBackup(let path, let passphrase): try exportBackup(to: path, passphrase: passphrase, output: &output)
+        case .importBackup(let path): try importBackup(from: path, output: &output)
         case .compatibilityFind(let item, let passwordOnly, let passwordOnStderr):
             try compatibilityFind(item, passwordOnly: passwordOnly, passwordOnStderr: passwordOnStderr, output: &output)
         }

@@ -97,4 +97,8 @@ public enum Command: Sendable, Equatable {
     case grant(ItemSelection, principals: [Principal], revoke: Bool)
     /// `grants`.
     case grants(json: Bool)
+    /// `export --to FILE [--passphrase]`.
+    case exportBackup(path: String, passphrase: Bool)
+    /// `import --from FILE`.
+    case importBackup(path: String)
 }

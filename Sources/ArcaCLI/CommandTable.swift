@@ -227,6 +227,15 @@ public enum CommandTable {
             "revoke", "withdraw the given grants of a system item, or all of them (root only)",
             options: itemOptions + allowOptions),
         VerbSpec("grants", "list who may read which system item (root only)", json: true),
+        VerbSpec(
+            "export", "write an encrypted backup of every item except ThisDeviceOnly ones",
+            options: [
+                OptionSpec("to", .value("FILE"), "the new backup file (never overwritten; mode 0600)"),
+                OptionSpec("passphrase", "seal to a passphrase read from stdin instead of the recovery key"),
+            ]),
+        VerbSpec(
+            "import", "merge an encrypted backup into your vault (importing it again changes nothing)",
+            options: [OptionSpec("from", .value("FILE"), "the backup file")]),
         VerbSpec("show", "show Arca's kernel keyrings and key ids, like keyctl show", json: true),
         VerbSpec("version", "print the version", json: true),
         VerbSpec("help", "show help for a verb", positionals: "[VERB]", maximumPositionals: 1),

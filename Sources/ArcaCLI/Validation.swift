@@ -79,6 +79,16 @@ public enum Validation {
             return .passwd(resync: parsed.has("resync"), recover: parsed.has("recover"))
         case "recovery": return .recovery(rotate: parsed.has("rotate"), json: json)
         case "show": return .show(json: json)
+        case "export":
+            guard let path = parsed.value("to"), !path.isEmpty else {
+                throw UsageError("'export' needs --to FILE", verb: verb)
+            }
+            return .exportBackup(path: path, passphrase: parsed.has("passphrase"))
+        case "import":
+            guard let path = parsed.value("from"), !path.isEmpty else {
+                throw UsageError("'import' needs --from FILE", verb: verb)
+            }
+            return .importBackup(path: path)
         case "lock-keychain": return .lock(all: parsed.has("a"))
         case "unlock-keychain":
             if let password = parsed.value("p") { return .unlock(.commandLine(password)) }

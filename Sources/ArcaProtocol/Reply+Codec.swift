@@ -53,6 +53,11 @@ extension Reply {
             }
         case .attributeItems(let list): try w.attributeItemList(list)
         case .events(let batch): try w.eventBatch(batch)
+        case .backup(let bytes): try w.bytes(bytes, field: "backup", limit: ProtocolLimits.maximumBackupLength)
+        case .importSummary(let added, let replaced, let unchanged):
+            w.u32(added)
+            w.u32(replaced)
+            w.u32(unchanged)
         }
     }
 
@@ -113,11 +118,13 @@ extension Reply {
         case .events: return .events(try r.eventBatch())
         case .candidate:
             return .candidate(token: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength))
+        case .backup: return .backup(try r.bytes(field: "backup", limit: ProtocolLimits.maximumBackupLength))
+        case .importSummary: return .importSummary(added: try r.u32(), replaced: try r.u32(), unchanged: try r.u32())
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
             .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
-            .waitEvents:
+            .waitEvents, .exportItems, .importItems:
             throw .unexpectedKind(kind)
         }
     }

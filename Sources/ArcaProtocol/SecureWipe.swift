@@ -130,6 +130,14 @@ extension Request {
             SecureWipe.zero(&candidate)
             SecureWipe.zero(&session)
             self = .confirmCandidate(uid: uid, candidate: candidate, session: session)
+        case .exportItems(let uid, var secret, let passphrase):
+            self = .lockAll
+            SecureWipe.zero(&secret)
+            self = .exportItems(uid: uid, secret: secret, passphrase: passphrase)
+        case .importItems(let uid, let backup, var secret):
+            self = .lockAll
+            SecureWipe.zero(&secret)
+            self = .importItems(uid: uid, backup: backup, secret: secret)
         }
     }
 }
@@ -139,7 +147,7 @@ extension Reply {
     /// keys and candidate tokens.
     public mutating func wipeSecrets() {
         switch self {
-        case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events: return
+        case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events, .backup, .importSummary: return
         case .attributeItems(var list):
             self = .ok
             for index in list.items.indices { SecureWipe.zero(&list.items[index].secret) }

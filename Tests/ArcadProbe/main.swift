@@ -166,6 +166,8 @@ do {
     case .attributeItems(let list): print("ok \(list.items.count) locked=\(list.locked.count)")
     case .events(let batch): print("ok \(batch.events.count)")
     case .candidate: print("ok candidate")
+    case .backup(let bytes): print("ok backup \(bytes.count)")
+    case .importSummary(let added, let replaced, let unchanged): print("ok \(added) \(replaced) \(unchanged)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")
