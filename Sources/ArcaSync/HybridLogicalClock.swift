@@ -82,6 +82,12 @@ public struct HybridLogicalClock: Sendable {
         return remote.wallMillis > physical &+ skewLimitMillis
     }
 
+    /// Moves the clock up to one of this device's own earlier readings (replaying its journal
+    /// after a restart), so that it never hands out a reading below one it gave before.
+    mutating func catchUp(to own: HLCTimestamp) {
+        if own > last { last = own }
+    }
+
     private mutating func advanceCounter() {
         if last.counter == .max {
             // 4 billion events in one millisecond: borrow the next millisecond rather than wrap.

@@ -44,6 +44,9 @@ public struct SyncReplica: Sendable {
     public private(set) var reports: [SyncReport] = []
     /// Items whose merged state changed since `takeChanges()`.
     private var changed: Set<ItemRef> = []
+    /// Every record applied here, own ones included, in the order applied: replaying it
+    /// into a fresh replica of the same device and circle rebuilds this one (a restart).
+    public private(set) var journal: [[UInt8]] = []
 
     /// A replica for the device holding `signer`.
     public init(signer: SigningKey, circle: Circle, clock: HybridLogicalClock) throws {
@@ -120,7 +123,8 @@ public struct SyncReplica: Sendable {
         let h = record.header
         guard h.previous == log.last else { throw SyncError.chainBroken(h.author, seq: h.seq) }
         let body = try record.open(epochKey: circle.key(epoch: h.epoch))
-        let ahead = h.author == device ? false : clock.receive(h.clock)
+        var ahead = false
+        if h.author == device { clock.catchUp(to: h.clock) } else { ahead = clock.receive(h.clock) }
         let hash = record.hash
         items[h.ref, default: ItemState(ref: h.ref)].insert(ItemVersion(hash: hash, header: h, body: body))
         var next = log
@@ -129,6 +133,7 @@ public struct SyncReplica: Sendable {
         next.hashes[h.seq] = hash
         logs[h.author] = next
         changed.insert(h.ref)
+        journal.append(record.bytes)
         if ahead { reports.append(.clockAhead(h.author, seq: h.seq)) }
         return ahead
     }
