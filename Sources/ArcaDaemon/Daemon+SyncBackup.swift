@@ -26,7 +26,13 @@ extension Daemon {
         } else {
             seal = .recoveryKey(try Self.recoveryKey(secret))
         }
-        return try context(uid).withLock { state throws(HandlerError) -> Reply in
+        // A passphrase costs an Argon2id derivation: in this uid's turn, like an unlock.
+        guard passphrase else { return try export(uid: uid, seal: seal) }
+        return try derivations.run(uid: uid) { () throws(HandlerError) -> Reply in try export(uid: uid, seal: seal) }
+    }
+
+    private func export(uid: UInt32, seal: BackupSeal) throws(HandlerError) -> Reply {
+        try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
             let items: [PortableItem]
             do { items = try vault.portableItems() } catch { throw HandlerError.vault(error) }
@@ -53,8 +59,9 @@ extension Daemon {
         try authorize(peer, for: uid)
         let opener: BackupOpener = Backup.isSealedToPassphrase(backup)
             ? .passphrase(secret) : .recoveryKey(try Self.recoveryKey(secret))
-        let bodies: [RecordBody]
-        do { bodies = try Backup.read(backup, with: opener) } catch { throw Self.syncError(error) }
+        let bodies = try derivations.run(uid: uid) { () throws(HandlerError) -> [RecordBody] in
+            do { return try Backup.read(backup, with: opener) } catch { throw Self.syncError(error) }
+        }
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
             var counts: [ImportOutcome: UInt32] = [:]
