@@ -81,7 +81,7 @@ public struct SyncRecord: Sendable, Hashable {
     public let bytes: [UInt8]
 
     /// BLAKE2b-256 of the record's bytes: its identity in the author's chain and as a parent.
-    public var hash: Digest { Digest.of(bytes) }
+    public let hash: Digest
 
     /// Seals `body` under a fresh record key wrapped by `epochKey` and signs the result.
     public static func seal(header: RecordHeader, body: RecordBody, epochKey: SecretBytes, signer: SigningKey) throws
@@ -115,6 +115,7 @@ public struct SyncRecord: Sendable, Hashable {
         signature = try r.raw(SigningKey.signatureLength, "signature")
         try r.expectEnd("record")
         self.bytes = bytes
+        hash = Digest.of(bytes)
     }
 
     /// Whether the signature is the author's over the record.
