@@ -51,4 +51,20 @@ import Testing
             _ = try Enrollment.accept(approval, from: approverID, as: Fixture.signer(5))
         }
     }
+
+    /// The epoch key is also wrapped to the recovery key, never only to the login password.
+    @Test func theEpochKeyOpensWithTheRecoveryKeyOnly() throws {
+        var circle = Circle(devices: [try DeviceID(Fixture.signer(1).publicKey)], epoch: 0, key: Fixture.secret(0xEE))
+        #expect(try circle.rotate() == 1)
+        let wrapped = try circle.epochKeyForRecovery(Fixture.secret(0x42))
+        #expect(wrapped.count == 24 + 32 + 16)
+        #expect(try Circle.epochKey(fromRecovery: wrapped, recoveryKey: Fixture.secret(0x42), epoch: 1)
+                == circle.key(epoch: 1))
+        #expect(throws: SyncError.backupUnreadable) {
+            _ = try Circle.epochKey(fromRecovery: wrapped, recoveryKey: Fixture.secret(0x43), epoch: 1)
+        }
+        #expect(throws: SyncError.backupUnreadable) {  // bound to its epoch
+            _ = try Circle.epochKey(fromRecovery: wrapped, recoveryKey: Fixture.secret(0x42), epoch: 0)
+        }
+    }
 }
