@@ -35,7 +35,7 @@ import Testing
         var output = Output(standardOutputIsTerminal: false)
         #expect(CLI.run(["fleet", "hosts"], output: &output) == 2)
         #expect(String(decoding: output.standardError, as: UTF8.self)
-            == "error: 'fleet' runs arca-fleetd; see arca-fleetd(8)\nusage: arca fleet [options] VERB [ARGS...]\n")
+            == "error: 'fleet' runs arca-fleetd; see arca-fleetd(8)\n")
         #expect(
             try arca(["get", "--account", "x"])
                 == Run(status: 2, stdout: "", stderr: "error: 'get' needs --service\nusage: arca get [options]\n"))
