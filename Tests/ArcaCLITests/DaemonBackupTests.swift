@@ -50,5 +50,36 @@ extension CLIAgainstArcadBinaryTests {
         #expect(bytes.range(of: Data("hunter2".utf8)) == nil)
         #expect(bytes.range(of: Data("mail".utf8)) == nil)
     }
+
+    /// A mistyped recovery key used to seal a backup that the real key never opens.
+    @Test func exportRefusesARecoveryKeyThatIsNotTheVaults() throws {
+        let arcad = try TestArcad()
+        defer { arcad.stop() }
+        let home = arcad.directory + "/home"
+        try FileManager.default.createDirectory(
+            atPath: home, withIntermediateDirectories: false,
+            attributes: [
+                .posixPermissions: 0o700, .ownerAccountID: arcad.owner.uid, .groupOwnerAccountID: arcad.owner.gid,
+            ])
+        let file = home + "/arca.backup"
+        let made = try arcad.arca(["init"], stdin: "pw\n")
+        #expect(made.status == 0)
+        let first = try #require(made.stdout.split(separator: "\n").last.map(String.init))
+        let rotated = try arcad.arca(["recovery", "--rotate"], stdin: "pw\n")
+        let current = try #require(rotated.stdout.split(separator: "\n").last.map(String.init))
+        #expect(first != current)
+        try check(
+            [
+                Step(arguments: ["add"] + Self.item, stdin: "hunter2"),
+                Step(arguments: ["export", "--to", file], stdin: first + "\n", status: 1,
+                     stderr: "arca: export: wrong recovery key: it does not open this vault\n"),
+                Step(arguments: ["export", "--to", file], stdin: current + "\n", stdout: "exported to \(file)\n"),
+            ], uid: arcad.owner.uid
+        ) { try arcad.arca($0, stdin: $1) }
+        // The refused export wrote nothing: the file is the one the right key made, and opens with it.
+        #expect(try arcad.arca(["delete"] + Self.item).status == 0)
+        let imported = try arcad.arca(["import", "--from", file], stdin: current + "\n")
+        #expect(imported.stdout == "added 1, replaced 0, unchanged 0\n", "\(imported)")
+    }
 }
 }
