@@ -39,6 +39,9 @@ struct CommandTableTests {
         "version": ([], .version(json: false)),
         "help": (["get"], .help(verb: "get")),
         "fleet": (["hosts"], .action(VerbAction(verb: "fleet", arguments: ["hosts"]) { _, _ in })),
+        "export": (["--to", "f"], .action(VerbAction(verb: "export", arguments: ["f"]) { _, _ in })),
+        "import": (["--from", "f"], .action(VerbAction(verb: "import", arguments: ["f"]) { _, _ in })),
+        "sync": (["init"], .action(VerbAction(verb: "sync", arguments: ["init"]) { _, _ in })),
         "add-generic-password": (
             item + ["-w", "pw"],
             .add(selection, secret: .commandLine("pw"), replaceExisting: false, compatibility: true)
