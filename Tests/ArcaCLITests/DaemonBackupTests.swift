@@ -9,16 +9,21 @@ extension CLIAgainstArcadBinaryTests {
     static let item = ["-s", "mail", "-a", "alice"]
     static let passphrase = "a long backup passphrase\n"
 
-    @Test func exportThenImportThroughTheBinary() throws {
-        let arcad = try TestArcad()
-        defer { arcad.stop() }
-        // The owner's own directory: the CLI writes the file as the user, never arcad.
+    /// The owner's own directory: the CLI writes the backup as the user, never arcad.
+    static func ownersHome(_ arcad: TestArcad) throws -> String {
         let home = arcad.directory + "/home"
         try FileManager.default.createDirectory(
             atPath: home, withIntermediateDirectories: false,
             attributes: [
                 .posixPermissions: 0o700, .ownerAccountID: arcad.owner.uid, .groupOwnerAccountID: arcad.owner.gid,
             ])
+        return home
+    }
+
+    @Test func exportThenImportThroughTheBinary() throws {
+        let arcad = try TestArcad()
+        defer { arcad.stop() }
+        let home = try Self.ownersHome(arcad)
         let file = home + "/arca.backup"
         try check(
             [
@@ -55,12 +60,7 @@ extension CLIAgainstArcadBinaryTests {
     @Test func exportRefusesARecoveryKeyThatIsNotTheVaults() throws {
         let arcad = try TestArcad()
         defer { arcad.stop() }
-        let home = arcad.directory + "/home"
-        try FileManager.default.createDirectory(
-            atPath: home, withIntermediateDirectories: false,
-            attributes: [
-                .posixPermissions: 0o700, .ownerAccountID: arcad.owner.uid, .groupOwnerAccountID: arcad.owner.gid,
-            ])
+        let home = try Self.ownersHome(arcad)
         let file = home + "/arca.backup"
         let made = try arcad.arca(["init"], stdin: "pw\n")
         #expect(made.status == 0)
