@@ -51,7 +51,7 @@ public enum CommandTable {
     ]
 
     /// Every verb, in the order `arca --help` lists them (the `security` verbs in their own section).
-    public static let verbs: [VerbSpec] = nativeVerbs + backupVerbs + securityVerbs
+    public static let verbs: [VerbSpec] = nativeVerbs + backupVerbs + securityVerbs + syncVerbs
 
     /// Arca's own verbs.
     static let nativeVerbs: [VerbSpec] = [

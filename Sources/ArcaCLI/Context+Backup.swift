@@ -12,7 +12,13 @@ extension Context {
         defer { SecureWipe.zero(&text) }
         var request = Request.exportItems(uid: uid, secret: text, passphrase: passphrase)
         defer { request.wipeSecrets() }
-        guard case .backup(let bytes) = try send(request, what: "export") else {
+        let reply: Reply
+        do { reply = try send(request, what: "export") } catch {
+            // arcad checked the recovery key against the vault: say which secret was wrong.
+            guard case .status(.authFailed, _, _) = error, !passphrase else { throw error }
+            throw .status(.authFailed, what: "export", detail: "wrong recovery key: it does not open this vault")
+        }
+        guard case .backup(let bytes) = reply else {
             throw .failure(what: "export", why: "unexpected reply from arcad")
         }
         do { try BackupFile.create(path, bytes) } catch { throw .failure(what: "export", why: error.message) }

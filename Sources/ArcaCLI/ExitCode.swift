@@ -101,7 +101,7 @@ public enum CLIError: Error, Sendable, Equatable {
             case .quotaExceeded: why = "the vault is full" + (detail.isEmpty ? "" : " (\(detail))")
             case .internalComponent: why = "lock incomplete" + (detail.isEmpty ? "" : " (\(detail))")
             case .notAvailable: why = detail.isEmpty ? "arcad is not running" : detail
-            case .authFailed: why = "wrong password"
+            case .authFailed: why = detail.isEmpty ? "wrong password" : detail
             case .param: why = "invalid parameter" + (detail.isEmpty ? "" : " (\(detail))")
             case .decode: why = "damaged data" + (detail.isEmpty ? "" : " (\(detail))")
             }

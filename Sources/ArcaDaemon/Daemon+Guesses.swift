@@ -15,11 +15,14 @@ extension Daemon {
         case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _),
             .changePassword(let uid, _, _, _), .recover(let uid, _, _, _), .rotateRecoveryKey(let uid, _):
             return uid
+        case .exportItems(let uid, _, let passphrase):
+            // Sealed to the recovery key, an export checks it against the vault: a guess.
+            return passphrase ? nil : uid
         case .status, .kdfParameters, .enroll, .openSession, .closeSession, .lock, .lockAll, .add, .copyMatching,
             .update, .delete, .passwordReset, .listSessions, .grant, .revokeGrant, .listGrants, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
-            .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems,
-            .importItems:
+            .waitEvents, .searchAttributeReferences, .collectionSettings,
+            .importItems, .syncInit:
             // passwordReset checks whether the vault already opens with the new key:
             // a root-only bookkeeping step, not a guess.
             return nil

@@ -14,6 +14,7 @@ extension Daemon {
     {
         try authorize(peer, for: uid)
         let seal: BackupSeal
+        var recovery: RecoveryKey?
         if passphrase {
             guard secret.count >= Self.minimumBackupPassphraseLength else {
                 throw .param("a backup passphrase needs at least \(Self.minimumBackupPassphraseLength) characters")
@@ -24,16 +25,38 @@ extension Daemon {
             let parameters = KDFParameters(opsLimit: 3, memoryLimit: KDFParameters.memoryFloor, salt: salt)
             seal = .passphrase(secret, parameters)
         } else {
-            seal = .recoveryKey(try Self.recoveryKey(secret))
+            let key = try Self.parsedRecoveryKey(secret)
+            recovery = key
+            seal = .recoveryKey(key.key)
         }
         // A passphrase costs an Argon2id derivation: in this uid's turn, like an unlock.
-        guard passphrase else { return try export(uid: uid, seal: seal) }
-        return try derivations.run(uid: uid) { () throws(HandlerError) -> Reply in try export(uid: uid, seal: seal) }
+        guard passphrase else { return try export(uid: uid, seal: seal, checking: recovery) }
+        return try derivations.run(uid: uid) { () throws(HandlerError) -> Reply in
+            try export(uid: uid, seal: seal, checking: nil)
+        }
     }
 
-    private func export(uid: UInt32, seal: BackupSeal) throws(HandlerError) -> Reply {
+    /// A recovery key that does not open this vault's master key is refused before anything
+    /// is sealed: a backup sealed to a mistyped key would never open with the real one.
+    static let wrongRecoveryKey = HandlerError(
+        .authFailed, "the recovery key does not open this vault; no backup was made")
+    /// No recovery key enrolled: nothing to check a typed one against.
+    static let noRecoveryKey = HandlerError(
+        .param, "this vault has no recovery key; run 'arca recovery --rotate' or export with --passphrase")
+
+    private func export(uid: UInt32, seal: BackupSeal, checking recovery: RecoveryKey?) throws(HandlerError)
+        -> Reply
+    {
         try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
+            if let recovery {
+                guard vault.hasRecoveryKey else { throw Self.noRecoveryKey }
+                do { try vault.verify(recoveryKey: recovery) } catch VaultError.authFailed {
+                    throw Self.wrongRecoveryKey
+                } catch {
+                    throw HandlerError.vault(error)
+                }
+            }
             let items: [PortableItem]
             do { items = try vault.portableItems() } catch { throw HandlerError.vault(error) }
             let bytes: [UInt8]
@@ -87,7 +110,11 @@ extension Daemon {
     }
 
     private static func recoveryKey(_ text: SecretBytes) throws(HandlerError) -> SecretBytes {
-        do { return try RecoveryKey(parsing: text).key } catch { throw HandlerError.vault(error) }
+        try parsedRecoveryKey(text).key
+    }
+
+    private static func parsedRecoveryKey(_ text: SecretBytes) throws(HandlerError) -> RecoveryKey {
+        do { return try RecoveryKey(parsing: text) } catch { throw HandlerError.vault(error) }
     }
 
     /// The one mapping from the sync layer's errors to replies.

@@ -180,6 +180,8 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try exportItems(uid: uid, secret: try secretCopy(secret), passphrase: passphrase, peer: peer)
         case .importItems(let uid, let backup, let secret):
             return try importItems(uid: uid, backup: backup, secret: try secretCopy(secret), peer: peer)
+        case .syncInit(let uid):
+            return try syncInit(uid: uid, peer: peer)
         }
     }
 

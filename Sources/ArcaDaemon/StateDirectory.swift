@@ -5,7 +5,7 @@ import ArcaSystem
 import Glibc
 #endif
 
-/// arcad's state directory: `users/<uid>.db` vaults, `system.db`, `host.key`,
+/// arcad's state directory: `users/<uid>.db` vaults, `sync/<uid>.identity`, `system.db`, `host.key`,
 /// `arcad.lock`. Directories are 0700 and files 0600, owned by root.
 ///
 /// Whatever arcad finds there it checks before use, without following symlinks:
@@ -17,7 +17,7 @@ enum StateDirectory {
     /// Creates `path` and `path/users` (0700) or checks the existing ones, and
     /// tightens them to 0700 (vault names are uids).
     static func prepare(_ path: String) throws(HandlerError) {
-        for directory in [path, "\(path)/users"] {
+        for directory in [path, "\(path)/users", "\(path)/sync"] {
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
                 throw HandlerError(.notAvailable, "cannot create \(directory): \(String(cString: strerror(errno)))")
             }

@@ -70,6 +70,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case exportItems = 0x0030
     /// ``Request/importItems(uid:backup:secret:)``.
     case importItems = 0x0031
+    /// ``Request/syncInit(uid:)``.
+    case syncInit = 0x0032
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -101,6 +103,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case backup = 0x8020
     /// ``Reply/importSummary(added:replaced:unchanged:)``.
     case importSummary = 0x8021
+    /// ``Reply/syncDevice(id:)``.
+    case syncDevice = 0x8022
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

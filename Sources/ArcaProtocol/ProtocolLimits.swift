@@ -41,6 +41,8 @@ public enum ProtocolLimits {
     public static let maximumEventWaitMilliseconds: UInt32 = 25_000
     /// Length of a candidate token (``Reply/candidate(token:)``).
     public static let candidateTokenLength = 32
+    /// A sync device id: an Ed25519 public key.
+    public static let syncDeviceIDLength = 32
     /// Length of a password-derived vault key.
     public static let derivedKeyLength = 32
     /// Length of an Argon2id salt (libsodium's `crypto_pwhash_SALTBYTES`).

@@ -62,6 +62,7 @@ extension Reply {
             w.u32(added)
             w.u32(replaced)
             w.u32(unchanged)
+        case .syncDevice(let id): try w.fixed(id, field: "device id", length: ProtocolLimits.syncDeviceIDLength)
         }
     }
 
@@ -130,11 +131,14 @@ extension Reply {
             return .candidate(token: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength))
         case .backup: return .backup(try r.bytes(field: "backup", limit: ProtocolLimits.maximumBackupLength))
         case .importSummary: return .importSummary(added: try r.u32(), replaced: try r.u32(), unchanged: try r.u32())
+        case .syncDevice:
+            return .syncDevice(id: try r.fixed(field: "device id", length: ProtocolLimits.syncDeviceIDLength))
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
             .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
-            .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems, .importItems:
+            .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems, .importItems,
+            .syncInit:
             throw .unexpectedKind(kind)
         }
     }

@@ -41,6 +41,8 @@ public enum Reply: Sendable, Hashable {
     /// Answer to ``Request/importItems(uid:backup:secret:)``: how many items were added,
     /// replaced by a newer copy, or left as they were.
     case importSummary(added: UInt32, replaced: UInt32, unchanged: UInt32)
+    /// Answer to ``Request/syncInit(uid:)``: this machine's device id (an Ed25519 public key).
+    case syncDevice(id: [UInt8])
 
     /// The header kind of this reply.
     public var kind: MessageKind {
@@ -60,6 +62,7 @@ public enum Reply: Sendable, Hashable {
         case .candidate: return .candidate
         case .backup: return .backup
         case .importSummary: return .importSummary
+        case .syncDevice: return .syncDevice
         }
     }
 }

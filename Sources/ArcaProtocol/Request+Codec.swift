@@ -119,6 +119,7 @@ extension Request {
             w.u32(uid)
             try w.bytes(backup, field: "backup", limit: ProtocolLimits.maximumBackupLength)
             try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
+        case .syncInit(let uid): w.u32(uid)
         }
     }
 
@@ -233,8 +234,10 @@ extension Request {
             return .importItems(
                 uid: try r.u32(), backup: try r.bytes(field: "backup", limit: ProtocolLimits.maximumBackupLength),
                 secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
+        case .syncInit: return .syncInit(uid: try r.u32())
         case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
-            .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary:
+            .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary,
+            .syncDevice:
             throw .unexpectedKind(kind)
         }
     }

@@ -92,6 +92,9 @@ public enum Request: Sendable, Hashable {
     /// (`arca import`); `secret` opens it as it was sealed. Replied with
     /// ``Reply/importSummary(added:replaced:unchanged:)``.
     case importItems(uid: UInt32, backup: [UInt8], secret: [UInt8])
+    /// Creates the user's sync circle on this machine (`arca sync init`): a device key and an
+    /// epoch key, kept in arcad's state directory. Replied with ``Reply/syncDevice(id:)``.
+    case syncInit(uid: UInt32)
 
     /// The header kind of this request.
     public var kind: MessageKind {
@@ -129,6 +132,7 @@ public enum Request: Sendable, Hashable {
         case .confirmCandidate: return .confirmCandidate
         case .exportItems: return .exportItems
         case .importItems: return .importItems
+        case .syncInit: return .syncInit
         }
     }
 }

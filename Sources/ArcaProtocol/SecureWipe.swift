@@ -66,7 +66,7 @@ extension Request {
         switch self {
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
             .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
-            .searchAttributeReferences, .collectionSettings:
+            .searchAttributeReferences, .collectionSettings, .syncInit:
             return
         case .addAttributeItem(var add):
             self = .lockAll
@@ -149,7 +149,7 @@ extension Reply {
     public mutating func wipeSecrets() {
         switch self {
         case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events, .attributeReferences,
-            .collectionSettings, .backup, .importSummary:
+            .collectionSettings, .backup, .importSummary, .syncDevice:
             return
         case .attributeItems(var list):
             self = .ok

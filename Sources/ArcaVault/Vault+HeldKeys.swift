@@ -23,6 +23,12 @@ extension Vault {
         try rewrap(master: master, newKey: newDerivedKey, parameters: newParameters)
     }
 
+    /// Checks a recovery key against the vault without changing anything: it must open the
+    /// recovery-wrapped master key. Wrong key, or none enrolled → `authFailed`.
+    public func verify(recoveryKey: RecoveryKey) throws {
+        _ = try unwrapMaster(recoveryKey: recoveryKey)
+    }
+
     /// Checks a derived key against the vault without changing anything.
     public func verify(derivedKey: SecretBytes) throws {
         _ = try unwrapMaster(passwordKey: derivedKey)

@@ -44,6 +44,9 @@ struct CommandTableTests {
         ),
         "import": (["--from", "/tmp/b"], .action(VerbAction(verb: "import", arguments: ["/tmp/b"]) { _, _ in })),
         "fleet": (["hosts"], .action(VerbAction(verb: "fleet", arguments: ["hosts"]) { _, _ in })),
+        "export": (["--to", "f"], .action(VerbAction(verb: "export", arguments: ["f"]) { _, _ in })),
+        "import": (["--from", "f"], .action(VerbAction(verb: "import", arguments: ["f"]) { _, _ in })),
+        "sync": (["init"], .action(VerbAction(verb: "sync", arguments: ["init"]) { _, _ in })),
         "add-generic-password": (
             item + ["-w", "pw"],
             .add(selection, secret: .commandLine("pw"), replaceExisting: false, compatibility: true)

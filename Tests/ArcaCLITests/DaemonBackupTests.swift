@@ -9,16 +9,21 @@ extension CLIAgainstArcadBinaryTests {
     static let item = ["-s", "mail", "-a", "alice"]
     static let passphrase = "a long backup passphrase\n"
 
-    @Test func exportThenImportThroughTheBinary() throws {
-        let arcad = try TestArcad()
-        defer { arcad.stop() }
-        // The owner's own directory: the CLI writes the file as the user, never arcad.
+    /// The owner's own directory: the CLI writes the backup as the user, never arcad.
+    static func ownersHome(_ arcad: TestArcad) throws -> String {
         let home = arcad.directory + "/home"
         try FileManager.default.createDirectory(
             atPath: home, withIntermediateDirectories: false,
             attributes: [
                 .posixPermissions: 0o700, .ownerAccountID: arcad.owner.uid, .groupOwnerAccountID: arcad.owner.gid,
             ])
+        return home
+    }
+
+    @Test func exportThenImportThroughTheBinary() throws {
+        let arcad = try TestArcad()
+        defer { arcad.stop() }
+        let home = try Self.ownersHome(arcad)
         let file = home + "/arca.backup"
         try check(
             [
@@ -49,6 +54,32 @@ extension CLIAgainstArcadBinaryTests {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         #expect(bytes.range(of: Data("hunter2".utf8)) == nil)
         #expect(bytes.range(of: Data("mail".utf8)) == nil)
+    }
+
+    /// A mistyped recovery key used to seal a backup that the real key never opens.
+    @Test func exportRefusesARecoveryKeyThatIsNotTheVaults() throws {
+        let arcad = try TestArcad()
+        defer { arcad.stop() }
+        let home = try Self.ownersHome(arcad)
+        let file = home + "/arca.backup"
+        let made = try arcad.arca(["init"], stdin: "pw\n")
+        #expect(made.status == 0)
+        let first = try #require(made.stdout.split(separator: "\n").last.map(String.init))
+        let rotated = try arcad.arca(["recovery", "--rotate"], stdin: "pw\n")
+        let current = try #require(rotated.stdout.split(separator: "\n").last.map(String.init))
+        #expect(first != current)
+        try check(
+            [
+                Step(arguments: ["add"] + Self.item, stdin: "hunter2"),
+                Step(arguments: ["export", "--to", file], stdin: first + "\n", status: 1,
+                     stderr: "arca: export: wrong recovery key: it does not open this vault\n"),
+                Step(arguments: ["export", "--to", file], stdin: current + "\n", stdout: "exported to \(file)\n"),
+            ], uid: arcad.owner.uid
+        ) { try arcad.arca($0, stdin: $1) }
+        // The refused export wrote nothing: the file is the one the right key made, and opens with it.
+        #expect(try arcad.arca(["delete"] + Self.item).status == 0)
+        let imported = try arcad.arca(["import", "--from", file], stdin: current + "\n")
+        #expect(imported.stdout == "added 1, replaced 0, unchanged 0\n", "\(imported)")
     }
 }
 }

@@ -49,7 +49,7 @@ struct KeyGuessTests {
         #expect(try failures(t) == 0)
     }
 
-    @Test("every request is classified: exactly the six that check a key are guesses")
+    @Test("every request is classified: exactly the seven that check a key are guesses")
     func classification() {
         let key = [UInt8](repeating: 1, count: 32)
         let kdf = testParameters
@@ -57,13 +57,16 @@ struct KeyGuessTests {
             .unlock(uid: 7, key: key), .unlockWithPassword(uid: 7, password: [1]), .loginUnlock(uid: 7, key: key),
             .changePassword(uid: 7, oldKey: key, newKey: key, parameters: kdf),
             .recover(uid: 7, recoveryKey: [1], newKey: key, parameters: kdf), .rotateRecoveryKey(uid: 7, key: key),
+            // An export sealed to the recovery key checks it against the vault first.
+            .exportItems(uid: 7, secret: [1], passphrase: false),
         ]
-        #expect(guesses.map { Daemon.keyChecked(by: $0) } == [7, 7, 7, 7, 7, 7])
+        #expect(guesses.map { Daemon.keyChecked(by: $0) } == [7, 7, 7, 7, 7, 7, 7])
         let others: [Request] = [
             .status(uid: 7), .enroll(uid: 7, key: key, parameters: kdf),
             .passwordReset(uid: 7, newKey: key, parameters: kdf),
             .confirmCandidate(uid: 7, candidate: key, session: [1]), .lockAll,
+            .exportItems(uid: 7, secret: [1], passphrase: true),
         ]
-        #expect(others.map { Daemon.keyChecked(by: $0) } == [nil, nil, nil, nil, nil])
+        #expect(others.map { Daemon.keyChecked(by: $0) } == [nil, nil, nil, nil, nil, nil])
     }
 }

@@ -1,5 +1,6 @@
 import ArcaCrypto
 import ArcaProtocol
+import ArcaVault
 import Foundation
 import Testing
 
@@ -120,5 +121,43 @@ struct SyncBackupDaemonTests {
         let pass = Array("a long enough passphrase".utf8)
         #expect(statusCode(t.send(.exportItems(uid: alice, secret: pass, passphrase: true), as: alice + 1)) == -34018)
         #expect(statusCode(t.send(.importItems(uid: alice, backup: [], secret: pass), as: alice + 1)) == -34018)
+    }
+
+    /// Layer 2's bug: a mistyped but well-formed recovery key sealed a backup that the real key
+    /// never opens. arcad now checks the key against the vault first, and counts a wrong one.
+    @Test("export refuses a recovery key that is not the vault's own (-25293, counted) and one with none (-50)")
+    func exportChecksTheRecoveryKey() throws {
+        let t = try TestDaemon()
+        defer { t.cleanUp() }
+        let key = try enrolled(t, alice)
+        fill(t)
+        // No recovery key enrolled yet: nothing to check a typed one against.
+        let wellFormed = try RecoveryKey.generate().printable().withUnsafeBytes { Array($0) }
+        #expect(t.send(.exportItems(uid: alice, secret: wellFormed, passphrase: false), as: alice)
+                == .error(status: .param, message: Daemon.noRecoveryKey.message))
+        guard case .recoveryKey(let old) = t.send(.rotateRecoveryKey(uid: alice, key: key), as: alice),
+            case .recoveryKey(let current) = t.send(.rotateRecoveryKey(uid: alice, key: key), as: alice)
+        else {
+            Issue.record("no recovery key")
+            return
+        }
+        #expect(old != current)
+        for wrong in [old, wellFormed] {
+            #expect(t.send(.exportItems(uid: alice, secret: wrong, passphrase: false), as: alice)
+                    == .error(status: .authFailed, message: "the recovery key does not open this vault; no backup was made"))
+        }
+        #expect(try t.daemon.context(alice).withLock { state throws(HandlerError) in state.failures } == 2)
+        guard case .backup(let backup) = t.send(.exportItems(uid: alice, secret: current, passphrase: false), as: alice)
+        else {
+            Issue.record("export with the right key failed")
+            return
+        }
+        #expect(try t.daemon.context(alice).withLock { state throws(HandlerError) in state.failures } == 0)
+        // The backup made opens with the vault's key, the only one that could be typed now.
+        let target = try TestDaemon()
+        defer { target.cleanUp() }
+        _ = try enrolled(target, alice)
+        #expect(target.send(.importItems(uid: alice, backup: backup, secret: current), as: alice)
+                == .importSummary(added: 4, replaced: 0, unchanged: 0))
     }
 }

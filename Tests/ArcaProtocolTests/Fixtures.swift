@@ -121,6 +121,7 @@ enum Fixtures {
         .exportItems(uid: 0, secret: [], passphrase: false),
         .importItems(uid: 1000, backup: [0x41, 0x52, 0x42, 0x31, 1], secret: key),
         .importItems(uid: .max, backup: [], secret: []),
+        .syncInit(uid: 1000),
     ]
 
     static let reference = [UInt8](0..<16)
@@ -195,6 +196,7 @@ enum Fixtures {
         .backup([0x41, 0x52, 0x42, 0x31, 2, 0xFF]),
         .backup([]),
         .importSummary(added: 3, replaced: 1, unchanged: .max),
+        .syncDevice(id: [UInt8](repeating: 0xA5, count: 32)),
     ]
 
     /// Messages at the size limits (kept apart: large, so not used for mutation).

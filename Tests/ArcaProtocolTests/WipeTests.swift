@@ -79,7 +79,7 @@ struct WipeTests {
         case .updateAttributeItem(let update): #expect((update.secret ?? []).allSatisfy { $0 == 0 })
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
             .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
-            .searchAttributeReferences, .collectionSettings:
+            .searchAttributeReferences, .collectionSettings, .syncInit:
             #expect(wiped == request)
         }
     }

@@ -170,6 +170,7 @@ do {
     case .collectionSettings(let settings): print("ok \(settings.label)")
     case .backup(let bytes): print("ok backup \(bytes.count)")
     case .importSummary(let added, let replaced, let unchanged): print("ok \(added) \(replaced) \(unchanged)")
+    case .syncDevice(let id): print("ok device \(id.count)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")
