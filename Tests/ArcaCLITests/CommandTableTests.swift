@@ -38,11 +38,6 @@ struct CommandTableTests {
         "show": ([], .show(json: false)),
         "version": ([], .version(json: false)),
         "help": (["get"], .help(verb: "get")),
-        "export": (
-            ["--to", "/tmp/b", "--passphrase"],
-            .action(VerbAction(verb: "export", arguments: ["/tmp/b", "--passphrase"]) { _, _ in })
-        ),
-        "import": (["--from", "/tmp/b"], .action(VerbAction(verb: "import", arguments: ["/tmp/b"]) { _, _ in })),
         "fleet": (["hosts"], .action(VerbAction(verb: "fleet", arguments: ["hosts"]) { _, _ in })),
         "export": (["--to", "f"], .action(VerbAction(verb: "export", arguments: ["f"]) { _, _ in })),
         "import": (["--from", "f"], .action(VerbAction(verb: "import", arguments: ["f"]) { _, _ in })),
