@@ -20,7 +20,7 @@ public struct ParsedCommand: Sendable, Equatable {
     public var verb: String
     /// Options given: the value, or nil for a flag (and for an optional-value
     /// option given alone).
-    public var options: [OptionKey: String?]
+    public var options: OptionValues
     /// Positional words, in order.
     public var positionals: [String]
     /// `--socket`, given before or after the verb.

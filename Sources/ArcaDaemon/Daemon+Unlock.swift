@@ -100,6 +100,10 @@ extension Daemon {
             }
         }
         // vault.unlock derived every class key, and the machine now holds both classes.
+        // Published before the reply, on purpose: when pam_arca's open_session returns,
+        // the user's first process can read every loaded item from the kernel
+        // (integration 35, "next login: whenUnlocked back"). What a login pays for it
+        // is measured by bench/pam's fresh C rows.
         apply(state.lock.unlock(), to: state, vault: vault)
         return .unlocked
     }

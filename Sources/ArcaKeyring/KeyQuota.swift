@@ -51,11 +51,13 @@ public struct KeyQuota: Equatable, Sendable {
     }
 
     /// Root's current usage: Arca's item keys are owned by root and charged here.
-    /// arcad asks before every key it adds, so only the first page is read: the kernel
-    /// lists uids in ascending order, root first, and a machine may list thousands.
+    /// arcad asks before every ring it builds and every key it adds, so only root's line
+    /// is read, in one small read: the kernel lists uids in ascending order, root first,
+    /// and formats a whole page (one line per uid, thousands on a busy machine) for each
+    /// read that asks for one, which made this the largest part of a login's work in arcad.
     public static func root() throws(KeyringError) -> KeyQuota {
         let path = "/proc/key-users"
-        if let head = ProcFile.read(path, limit: 4_096),
+        if let head = ProcFile.read(path, limit: rootLineLimit), head.contains("\n"),
             let line = head.split(separator: "\n").first.flatMap({ KeyQuota(line: $0) }), line.uid == 0
         {
             return line
@@ -63,6 +65,10 @@ public struct KeyQuota: Equatable, Sendable {
         guard let line = try current(uid: 0) else { throw KeyringError.procfs(path: path) }
         return line
     }
+
+    /// Enough for root's line at the widest the kernel prints it ("%5u: %5d %d/%d %d/%d
+    /// %d/%d" with 32-bit values: under 100 bytes).
+    static let rootLineLimit = 128
 
     /// `/proc/sys/kernel/keys/persistent_keyring_expiry`, in seconds.
     public static func persistentKeyringExpiry() throws(KeyringError) -> Int {

@@ -17,23 +17,28 @@ extension KeyringItemKey {
 
     /// The canonical description of this item's kernel key.
     public var keyDescription: String {
-        var fields: [String]
+        // Appended field by field rather than `[String].joined(separator:)`, whose first
+        // use costs the static runtime a scan of every protocol conformance in `arca`.
+        var text = Self.descriptionPrefix
+        func field(_ value: String) { text += ":" + value }
         switch self {
         case .genericPassword(let key):
-            fields = ["arca", "genp", Self.escape(key.service), Self.escape(key.account)]
-            if !key.accessGroup.isEmpty { fields.append("g=" + Self.escape(key.accessGroup)) }
-            if key.synchronizable { fields.append("sync") }
+            text += "genp:" + Self.escape(key.service)
+            field(Self.escape(key.account))
+            if !key.accessGroup.isEmpty { field("g=" + Self.escape(key.accessGroup)) }
+            if key.synchronizable { field("sync") }
         case .internetPassword(let key):
-            fields = ["arca", "inet", Self.escape(key.server), Self.escape(key.account)]
-            if !key.protocol.isEmpty { fields.append("proto=" + Self.escape(key.protocol)) }
-            if key.port != 0 { fields.append("port=\(key.port)") }
-            if !key.path.isEmpty { fields.append("path=" + Self.escape(key.path)) }
-            if !key.securityDomain.isEmpty { fields.append("domain=" + Self.escape(key.securityDomain)) }
-            if !key.authenticationType.isEmpty { fields.append("auth=" + Self.escape(key.authenticationType)) }
-            if !key.accessGroup.isEmpty { fields.append("g=" + Self.escape(key.accessGroup)) }
-            if key.synchronizable { fields.append("sync") }
+            text += "inet:" + Self.escape(key.server)
+            field(Self.escape(key.account))
+            if !key.protocol.isEmpty { field("proto=" + Self.escape(key.protocol)) }
+            if key.port != 0 { field("port=" + String(key.port)) }
+            if !key.path.isEmpty { field("path=" + Self.escape(key.path)) }
+            if !key.securityDomain.isEmpty { field("domain=" + Self.escape(key.securityDomain)) }
+            if !key.authenticationType.isEmpty { field("auth=" + Self.escape(key.authenticationType)) }
+            if !key.accessGroup.isEmpty { field("g=" + Self.escape(key.accessGroup)) }
+            if key.synchronizable { field("sync") }
         }
-        return fields.joined(separator: ":")
+        return text
     }
 
     /// Parses a description back into the primary key. Returns nil unless the text
