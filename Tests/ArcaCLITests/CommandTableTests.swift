@@ -57,6 +57,11 @@ struct CommandTableTests {
 
     @Test("every row's handler gives its own verb's command", arguments: CommandTable.verbs.map(\.name))
     func rowsRunTheirOwnHandler(verb: String) throws {
+        if verb == "fleet" {
+            // arca execs arca-fleetd before parsing (CLI.main); in-process the row refuses with a usage error.
+            #expect(throws: UsageError.self) { try Validation.validate(try Parser.parse([verb])) }
+            return
+        }
         let (arguments, expected) = try #require(Self.expectations[verb], "no expectation for verb '\(verb)'")
         #expect(try Validation.validate(try Parser.parse([verb] + arguments)) == expected)
     }
@@ -65,7 +70,7 @@ struct CommandTableTests {
     func tableMatchesExpectations() {
         let names = CommandTable.verbs.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(Set(names) == Set(Self.expectations.keys))
+        #expect(Set(names) == Set(Self.expectations.keys).union(["fleet"]))
     }
 
     @Test("an option key is one option per verb: no row declares a key or a spelling twice")
