@@ -172,5 +172,5 @@ let package = Package(
         .executableTarget(
             name: "bench-fleet", dependencies: ["ArcaFleet", "ArcaCrypto"], path: "bench/fleet", exclude: ["run.sh"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -5,7 +5,7 @@
 import ArcaSecurity
 import Foundation
 
-final class StringKeychain {
+final class StringKeychain: Sendable {
     static let standard = StringKeychain(service: Bundle.main.bundleIdentifier ?? "com.example.app")
 
     let service: String

@@ -24,8 +24,7 @@ public struct SecretInput {
         let terminal = isTerminal
         var saved = termios()
         if terminal {
-            fputs(prompt, stderr)
-            fflush(stderr)
+            try? FileDescriptor.standardError.writeAll(prompt)
             tcgetattr(fd, &saved)
             var quiet = saved
             quiet.c_lflag &= ~tcflag_t(ECHO)
@@ -34,7 +33,7 @@ public struct SecretInput {
         defer {
             if terminal {
                 tcsetattr(fd, TCSAFLUSH, &saved)
-                fputs("\n", stderr)
+                try? FileDescriptor.standardError.writeAll("\n")
             }
         }
         return try read(limit: limit, stopAtNewline: true, what: "password")

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ArcaSystem
 import Synchronization
 
 /// arcad's log: syslog (facility authpriv) when running as a daemon, stderr in
@@ -46,7 +47,7 @@ public enum Log {
         guard level <= threshold else { return }
         let text = message()
         if toStderr {
-            fputs("arcad: \(level.name): \(text)\n", stderr)
+            try? FileDescriptor.standardError.writeAll("arcad: \(level.name): \(text)\n")
         } else {
             text.withCString { syslogMessage(level.rawValue, $0) }
         }

@@ -6,10 +6,11 @@ import Glibc
 #endif
 
 /// arcad's state directory: `users/<uid>.db` vaults, `sync/<uid>.identity`, `system.db`, `host.key`,
-/// `arcad.lock`. Directories are 0700 and files 0600, owned by root.
+/// `arcad.lock`. Directories are 0700 and files 0600, owned by root (by arcad's
+/// effective uid: an arcad run unprivileged, as the in-process tests do, owns its own).
 ///
 /// Whatever arcad finds there it checks before use, without following symlinks:
-/// a directory or file not owned by root, writable by group or others, or a
+/// a directory or file owned by another uid, writable by group or others, or a
 /// symlink, is refused with a message naming it. Whoever could swap or write one
 /// of them could make arcad read a vault or host key of their choosing, or write
 /// root's vaults where they point.
@@ -31,7 +32,7 @@ enum StateDirectory {
         }
     }
 
-    /// Whether `path` exists, after checking it is a regular file owned by root and
+    /// Whether `path` exists, after checking it is a regular file owned by arcad's uid and
     /// not writable by group or others (a symlink is refused, not followed).
     static func existingFile(_ path: String) throws(HandlerError) -> Bool {
         let found: FileStatus?
@@ -70,7 +71,7 @@ enum StateDirectory {
     /// The rule every directory and file of the state directory follows.
     private static func check(_ path: String, _ status: FileStatus) throws(HandlerError) {
         if status.isSymbolicLink { throw refusal(path, "is a symlink") }
-        if status.owner != 0 { throw refusal(path, "is owned by uid \(status.owner), not root") }
+        if status.owner != geteuid() { throw refusal(path, "is owned by uid \(status.owner), not \(ownerName)") }
         if status.permissions & 0o022 != 0 {
             let mode = String(status.permissions, radix: 8)
             throw refusal(path, "is writable by group or others (mode \(mode))")
@@ -78,8 +79,13 @@ enum StateDirectory {
     }
 
     private static func refusal(_ path: String, _ why: String) -> HandlerError {
-        HandlerError(.notAvailable, "refusing \(path): it \(why); it must be root's own (chown root, chmod go-w)")
+        let chown = geteuid() == 0 ? "root" : String(geteuid())
+        return HandlerError(
+            .notAvailable, "refusing \(path): it \(why); it must be \(ownerName)'s own (chown \(chown), chmod go-w)")
     }
+
+    /// Who must own everything here: arcad's effective uid, root in production.
+    private static var ownerName: String { geteuid() == 0 ? "root" : "uid \(geteuid())" }
 
     // MARK: Single instance
 

@@ -85,7 +85,7 @@ public struct EtcdEndpoint: Sendable, Equatable {
 /// project maintains, with its balancer (fail-over between members, watch resumption),
 /// and it needs no C binding (libcurl's setopt is variadic, which Swift cannot call).
 /// The cost is a process start per call (~20 ms), paid only on change.
-public final class EtcdCtl: EtcdClient {
+public final class EtcdCtl: EtcdClient, Sendable {
     let endpoint: EtcdEndpoint
     let path: String
 

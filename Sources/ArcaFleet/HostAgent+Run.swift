@@ -3,6 +3,7 @@ import Glibc
 #endif
 
 /// Set by SIGTERM/SIGINT; the agent loop checks it every second.
+// nonisolated(unsafe): written only by the signal handler, a sig_atomic_t as C prescribes (no lock is async-signal-safe).
 nonisolated(unsafe) var stopRequested: sig_atomic_t = 0
 
 extension HostAgent {

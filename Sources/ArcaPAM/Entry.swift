@@ -7,7 +7,7 @@ public func arcaPAMEntry(
     _ kind: Int32, _ handle: OpaquePointer?, _ flags: Int32, _ argc: Int32,
     _ argv: UnsafePointer<UnsafePointer<CChar>?>?
 ) -> Int32 {
-    guard let handle, let entry = PAMEntryKind(rawValue: kind) else { return Int32(PAM_IGNORE) }
+    guard let handle, let entry = PAMEntryKind(rawValue: kind) else { return PAMResult.ignore.code }
     var arguments: [String] = []
     if let argv {
         for index in 0..<Int(max(argc, 0)) {
@@ -20,5 +20,5 @@ public func arcaPAMEntry(
         context.log(.notice, "unknown or malformed argument ignored: \(argument)")
     }
     let transport = SocketTransport(path: options.socketPath, timeoutMilliseconds: options.timeoutMilliseconds)
-    return PAMModule(context: context, options: options, transport: transport).run(entry, flags: flags)
+    return PAMModule(context: context, options: options, transport: transport).run(entry, flags: flags).code
 }

@@ -20,27 +20,27 @@ public enum ModuleError: Error, Equatable {
     /// `pam_set_data` failed: the key cannot be kept for open_session.
     case stashFailed
 
-    /// The one mapping of module failures to PAM: every failure is
+    /// The one mapping of module failures to a ``PAMResult``: every failure is
     /// `PAM_IGNORE` (the login goes on without Arca) and one syslog line.
     /// Documented in pam_arca(8), RETURN VALUES.
-    public var outcome: (code: Int32, priority: LogPriority, message: String) {
+    public var outcome: (result: PAMResult, priority: LogPriority, message: String) {
         switch self {
         case .noUser:
-            return (Int32(PAM_IGNORE), .error, "no PAM_USER")
+            return (.ignore, .error, "no PAM_USER")
         case .unknownUser(let name):
-            return (Int32(PAM_IGNORE), .error, "unknown user \(name)")
+            return (.ignore, .error, "unknown user \(name)")
         case .arcadUnavailable(let error):
-            return (Int32(PAM_IGNORE), .error, "\(error)")
+            return (.ignore, .error, "\(error)")
         case .arcadRefused(let request, let status, let message):
-            return (Int32(PAM_IGNORE), .error, "arcad refused \(request) (\(status.rawValue)): \(message)")
+            return (.ignore, .error, "arcad refused \(request) (\(status.rawValue)): \(message)")
         case .unexpectedReply(let request, let reply):
-            return (Int32(PAM_IGNORE), .error, "arcad answered \(request) with \(reply)")
+            return (.ignore, .error, "arcad answered \(request) with \(reply)")
         case .unusableParameters(let why):
-            return (Int32(PAM_IGNORE), .error, "unusable KDF parameters from arcad: \(why)")
+            return (.ignore, .error, "unusable KDF parameters from arcad: \(why)")
         case .crypto(let why):
-            return (Int32(PAM_IGNORE), .error, "key derivation failed: \(why)")
+            return (.ignore, .error, "key derivation failed: \(why)")
         case .stashFailed:
-            return (Int32(PAM_IGNORE), .error, "pam_set_data failed")
+            return (.ignore, .error, "pam_set_data failed")
         }
     }
 }

@@ -5,12 +5,12 @@ import CPAM
 /// open_session and close_session: the unlock or enrollment auth prepared, the
 /// session arcad counts, and the candidate key this handle's failed unlock left.
 extension PAMModule {
-    func openSession() throws(ModuleError) -> Int32 {
+    func openSession() throws(ModuleError) -> PAMResult {
         let (user, uid) = try currentUser()
         // Idempotent per handle: a second open must not orphan the first token.
         if let open = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), open.uid == uid {
             debug("a session of \(user) is already open in this handle")
-            return Int32(PAM_SUCCESS)
+            return .success
         }
         var firstFailure: ModuleError?
         let stash = context.stashed(name: AuthStash.name).flatMap(AuthStash.parse)
@@ -60,7 +60,7 @@ extension PAMModule {
         if let candidate, candidate.uid == uid {
             confirm(candidate, session: token, user: user)
         }
-        return firstFailure.map { $0.outcome.code } ?? Int32(PAM_SUCCESS)
+        return firstFailure.map { $0.outcome.result } ?? .success
     }
 
     /// The stack let in the password that did not open the vault, and this is its
@@ -106,16 +106,16 @@ extension PAMModule {
         }
     }
 
-    func closeSession() throws(ModuleError) -> Int32 {
+    func closeSession() throws(ModuleError) -> PAMResult {
         let (user, uid) = try currentUser()
         guard let stash = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), stash.uid == uid
         else {
             debug("no session of \(user) opened by this handle; nothing to close")
-            return Int32(PAM_IGNORE)
+            return .ignore
         }
         try expectOK(.closeSession(uid: uid, token: stash.token.requestBytes()))
         context.removeStash(name: SessionStash.name)
         debug("closed a session of \(user)")
-        return Int32(PAM_SUCCESS)
+        return .success
     }
 }

@@ -19,7 +19,7 @@ public enum PAMEntryKind: Int32, Sendable {
 }
 
 /// One run of one PAM entry point: reads the handle through a ``PAMContext``,
-/// talks to arcad through an ``ArcadTransport``, and returns a PAM code.
+/// talks to arcad through an ``ArcadTransport``, and returns a ``PAMResult``.
 /// It never returns a failure: the worst outcome is `PAM_IGNORE`.
 public final class PAMModule {
     /// Marks a handle whose arcad timed out, so later calls of the same
@@ -43,16 +43,16 @@ public final class PAMModule {
         self.calibrate = calibrate
     }
 
-    /// Runs `kind` and returns its PAM code; failures are logged once.
-    public func run(_ kind: PAMEntryKind, flags: Int32) -> Int32 {
+    /// Runs `kind` and returns its result; failures are logged once.
+    public func run(_ kind: PAMEntryKind, flags: Int32) -> PAMResult {
         let service = context.item(.service)
         guard options.applies(to: service) else {
             debug("service \(service ?? "(none)") not in only_if; skipped")
-            return Int32(PAM_IGNORE)
+            return .ignore
         }
         do throws(ModuleError) {
             switch kind {
-            case .setCredentials, .accountManagement: return Int32(PAM_IGNORE)
+            case .setCredentials, .accountManagement: return .ignore
             case .authenticate: return try authenticate()
             case .openSession: return try openSession()
             case .closeSession: return try closeSession()
@@ -61,17 +61,17 @@ public final class PAMModule {
         } catch {
             let outcome = error.outcome
             context.log(outcome.priority, outcome.message)
-            return outcome.code
+            return outcome.result
         }
     }
 
     // MARK: - auth
 
-    private func authenticate() throws(ModuleError) -> Int32 {
+    private func authenticate() throws(ModuleError) -> PAMResult {
         let (user, uid) = try currentUser()
         guard let password = context.secretItem(.authToken) else {
             debug("no PAM_AUTHTOK for \(user) (key or token login); nothing to do")
-            return Int32(PAM_IGNORE)
+            return .ignore
         }
         let unprivileged = context.effectiveUID != 0
         context.removeStash(name: AuthStash.name)
@@ -90,7 +90,7 @@ public final class PAMModule {
         case .kdfParameters(nil):
             guard options.autoEnroll, !unprivileged else {
                 debug("\(user) has no vault and enrollment is off here; nothing to do")
-                return Int32(PAM_IGNORE)
+                return .ignore
             }
             // Calibrating Argon2id costs most of a second and a quarter of RAM: it
             // waits for open_session, which most sudo or polkit checks never reach.
@@ -111,7 +111,7 @@ public final class PAMModule {
             debug("derived the key of \(user); kept for open_session")
         }
         // auth never vouches for the password: that is the other modules' job.
-        return Int32(PAM_IGNORE)
+        return .ignore
     }
 
     /// Unlocks the vault of `uid` with `key`. As the login stack (root) through
@@ -144,19 +144,19 @@ public final class PAMModule {
 
     // MARK: - password
 
-    private func changeAuthToken(flags: Int32) throws(ModuleError) -> Int32 {
-        guard flags & Int32(PAM_UPDATE_AUTHTOK) != 0 else { return Int32(PAM_IGNORE) }
+    private func changeAuthToken(flags: Int32) throws(ModuleError) -> PAMResult {
+        guard flags & Int32(PAM_UPDATE_AUTHTOK) != 0 else { return .ignore }
         let (user, uid) = try currentUser()
         guard let newPassword = context.secretItem(.authToken) else {
             debug("no new PAM_AUTHTOK for \(user); nothing to re-wrap")
-            return Int32(PAM_IGNORE)
+            return .ignore
         }
         let current: KDFParameters
         switch try send(.kdfParameters(uid: uid)) {
         case .kdfParameters(let parameters?): current = try usable(parameters)
         case .kdfParameters(nil):
             debug("\(user) has no vault; nothing to re-wrap")
-            return Int32(PAM_IGNORE)
+            return .ignore
         case let other: throw unexpected(other, to: .kdfParameters)
         }
         // Same cost, fresh salt: a new password never reuses the old salt.
@@ -176,7 +176,7 @@ public final class PAMModule {
             try expectOK(.passwordReset(uid: uid, newKey: newKey.requestBytes(), parameters: wire))
             info("password of \(user) reset without the old one; arcad re-wraps at the next unlock")
         }
-        return Int32(PAM_SUCCESS)
+        return .success
     }
 
     // MARK: - helpers

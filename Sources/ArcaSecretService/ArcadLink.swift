@@ -85,7 +85,7 @@ final class ArcadLink {
 
 /// Long-polls arcad for the user's vault events on its own thread and hands them
 /// to the bus thread (through `queue` and a wake of the bus loop).
-final class EventListener: @unchecked Sendable {
+final class EventListener: Sendable {
     private let uid: UInt32
     private let socketPath: String
     private let wake: WakeSignal

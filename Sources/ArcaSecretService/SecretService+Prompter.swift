@@ -36,7 +36,7 @@ struct PromptFlow {
 }
 
 /// Password checks finished on worker threads, for the bus thread.
-final class PromptChecks: @unchecked Sendable {
+final class PromptChecks: Sendable {
     private let done = Mutex<[(callback: String, status: ArcaStatus?)]>([])
 
     func post(_ callback: String, _ status: ArcaStatus?) { done.withLock { $0.append((callback, status)) } }

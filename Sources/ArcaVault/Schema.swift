@@ -4,7 +4,7 @@
 enum Schema {
     /// Migrations by the version they start from. Version 1 is the first; a future
     /// change appends `2: { db in … }` here and bumps `Vault.schemaVersion`.
-    static let migrations: [Int: (Database) throws -> Void] = [1: addAttributeTags]
+    static let migrations: [Int: @Sendable (Database) throws -> Void] = [1: addAttributeTags]
 
     /// Version 2: the blind index of Secret Service attributes, one row per
     /// (attribute pair, item). Items are found by intersecting the rows of each pair.
@@ -57,7 +57,7 @@ enum Schema {
     /// Brings the file to `target` (`Vault.schemaVersion`), or refuses a newer one.
     static func migrate(
         _ db: Database, path: String, target: Int = Vault.schemaVersion,
-        migrations: [Int: (Database) throws -> Void] = Schema.migrations
+        migrations: [Int: @Sendable (Database) throws -> Void] = Schema.migrations
     ) throws {
         var version = try currentVersion(db, path: path)
         guard version <= target else {

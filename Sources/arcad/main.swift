@@ -1,4 +1,5 @@
 import ArcaDaemon
+import ArcaSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -23,8 +24,8 @@ let help = """
     """
 
 func fail(_ message: String, code: Int32 = 1) -> Never {
-    fputs("arcad: \(message)\n", stderr)
-    if code == 2 { fputs("\(usage)\n", stderr) }
+    try? FileDescriptor.standardError.writeAll("arcad: \(message)\n")
+    if code == 2 { try? FileDescriptor.standardError.writeAll("\(usage)\n") }
     exit(code)
 }
 

@@ -9,7 +9,7 @@ import Testing
 @testable import ArcaDaemon
 
 /// The in-memory twin of the kernel keyring: what arcad would have installed.
-final class RecordingKernel: KernelPublishing, @unchecked Sendable {
+final class RecordingKernel: KernelPublishing, Sendable {
     private let rings = Mutex<[String: [String: [UInt8]]]>([:])
     /// While true, removals fail and leave the ring in place (a kernel that refuses).
     let removalsFail = Atomic<Bool>(false)
@@ -41,14 +41,15 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
         }
     }
 
+    private let purgedAccounts = Mutex<[UInt32]>([])
     /// Accounts purged, in order.
-    private(set) var purged: [UInt32] = []
+    var purged: [UInt32] { purgedAccounts.withLock { $0 } }
 
     func purge(uid: UInt32) {
         rings.withLock { rings in
             for c in KernelClass.allCases { rings["\(uid)/\(c.rawValue)"] = nil }
         }
-        purged.append(uid)
+        purgedAccounts.withLock { $0.append(uid) }
     }
 
     func remove(uid: UInt32, class kernelClass: KernelClass) -> Bool {
@@ -108,7 +109,7 @@ final class RecordingKernel: KernelPublishing, @unchecked Sendable {
 }
 
 /// A daemon over a temporary state directory, with the kernel twin.
-final class TestDaemon {
+final class TestDaemon: Sendable {
     let directory: String
     let kernel: RecordingKernel
     let daemon: Daemon

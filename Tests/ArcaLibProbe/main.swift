@@ -50,14 +50,14 @@ if arguments.count >= 4 {
         let inherited = sockets()
         print("parent: " + systemRead())
         let pooled = sockets().subtracting(inherited)
-        fflush(stdout)
+        fflush(nil)
         let child = fork()
         if child == 0 {
             let read = systemRead()
             let mine = sockets().subtracting(inherited)
             let verdict = pooled.isEmpty ? "no pooled connection" : mine.isDisjoint(with: pooled) ? "own connection" : "parent's connection"
             print("child: \(read), " + verdict)
-            fflush(stdout)
+            fflush(nil)
             _exit(0)
         }
         var status: Int32 = 0

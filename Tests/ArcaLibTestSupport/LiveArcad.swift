@@ -9,6 +9,7 @@ import ArcaKeyring
 import ArcaProtocol
 import ArcaTestSupport
 import Foundation
+import Synchronization
 
 /// The shared arcad of this test process.
 public enum LiveArcad {
@@ -24,8 +25,7 @@ public enum LiveArcad {
         try start(enroll: false).socket
     }
 
-    nonisolated(unsafe) private static var started: [ArcadProcess] = []
-    private static let lock = NSLock()
+    private static let started = Mutex<[ArcadProcess]>([])
     private static let shared: Result<Instance, Error> = Result {
         let instance = try start(enroll: true)
         ItemStore.defaultSocketOverride.withLock { $0 = instance.socket }
@@ -39,10 +39,10 @@ public enum LiveArcad {
     private static func start(enroll: Bool) throws -> Instance {
         guard getuid() == 0 else { throw TestSupportError("the live Keychain tests must run as root (arcad)") }
         let arcad = try ArcadProcess(prefix: "arca-lib")
-        lock.lock()
-        if started.isEmpty { atexit { LiveArcad.stopAll() } }
-        started.append(arcad)
-        lock.unlock()
+        started.withLock { started in
+            if started.isEmpty { atexit { LiveArcad.stopAll() } }
+            started.append(arcad)
+        }
         if enroll {
             // The key stands for a password-derived one; arcad cannot tell.
             let parameters = KeyDerivationParameters(
@@ -57,6 +57,6 @@ public enum LiveArcad {
     }
 
     private static func stopAll() {
-        for arcad in started { arcad.stop() }
+        for arcad in started.withLock({ $0 }) { arcad.stop() }
     }
 }

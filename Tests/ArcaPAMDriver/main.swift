@@ -21,6 +21,7 @@
 // (secret from stdin; CLASS whenUnlocked or afterFirstUnlock) and
 // `--arcad SOCKET lock UID` (lock whenUnlocked, as a screen lock does).
 import ArcaProtocol
+import ArcaSystem
 import CPAM
 
 #if canImport(Glibc)
@@ -32,7 +33,7 @@ if arguments.first == "--arcad" { clientMain(Array(arguments.dropFirst())) }
 
 func clientMain(_ arguments: [String]) -> Never {
     guard arguments.count >= 3, let uid = UInt32(arguments[2]) else {
-        fputs("usage: arca-test-pam-driver --arcad SOCKET add|lock UID ...\n", stderr)
+        try? FileDescriptor.standardError.writeAll("usage: arca-test-pam-driver --arcad SOCKET add|lock UID ...\n")
         exit(2)
     }
     let request: Request
@@ -51,7 +52,7 @@ func clientMain(_ arguments: [String]) -> Never {
     case "lock":
         request = .lock(uid: uid, classes: .whenUnlocked)
     default:
-        fputs("unknown client command\n", stderr)
+        try? FileDescriptor.standardError.writeAll("unknown client command\n")
         exit(2)
     }
     do {
@@ -73,7 +74,7 @@ func clientMain(_ arguments: [String]) -> Never {
     }
 }
 guard arguments.count >= 3 else {
-    fputs("usage: arca-test-pam-driver SERVICE USER STEP...\n", stderr)
+    try? FileDescriptor.standardError.writeAll("usage: arca-test-pam-driver SERVICE USER STEP...\n")
     exit(2)
 }
 let service = arguments[0]
@@ -88,7 +89,7 @@ var conversation = pam_conv(
         return PAM_SUCCESS
     }, appdata_ptr: nil)
 
-func start() -> OpaquePointer {
+@MainActor func start() -> OpaquePointer {
     var handle: OpaquePointer?
     let rc = pam_start(service, user, &conversation, &handle)
     guard rc == PAM_SUCCESS, let handle else {
@@ -98,7 +99,7 @@ func start() -> OpaquePointer {
     return handle
 }
 
-func run(_ step: String, _ handle: inout OpaquePointer, quiet: Bool = false) {
+@MainActor func run(_ step: String, _ handle: inout OpaquePointer, quiet: Bool = false) {
     var rc: Int32 = 0
     switch step {
     case "auth": rc = pam_authenticate(handle, 0)
@@ -108,7 +109,7 @@ func run(_ step: String, _ handle: inout OpaquePointer, quiet: Bool = false) {
     case let pause where pause.hasPrefix("pause:"):
         let file = String(pause.dropFirst(6))
         print("paused")
-        fflush(stdout)
+        fflush(nil)
         while access(file, F_OK) != 0 { usleep(20_000) }
     case let ruid where ruid.hasPrefix("ruid:"):
         // Real uid UID, effective and saved uid kept (root): a setuid PAM
@@ -119,14 +120,14 @@ func run(_ step: String, _ handle: inout OpaquePointer, quiet: Bool = false) {
         handle = start()
     case "peak":
         print("peak \(peakResidentKiB() / 1024)")
-        fflush(stdout)
+        fflush(nil)
         return
     default:
-        fputs("unknown step \(step)\n", stderr)
+        try? FileDescriptor.standardError.writeAll("unknown step \(step)\n")
         exit(2)
     }
     if !quiet { print("\(step) \(rc)") }
-    fflush(stdout)
+    fflush(nil)
 }
 
 /// VmHWM of /proc/self/status, in KiB (0 if unreadable).

@@ -8,6 +8,7 @@
 // Keys are shown as the first 8 hex digits of their BLAKE2b hash, never raw.
 // Not installed; test use only.
 import ArcaCrypto
+import ArcaSystem
 import ArcaProtocol
 
 #if canImport(Glibc)
@@ -40,7 +41,7 @@ struct Config {
 }
 
 func die(_ message: String) -> Never {
-    fputs("arca-test-arcad-recorder: \(message)\n\(usage)\n", stderr)
+    try? FileDescriptor.standardError.writeAll("arca-test-arcad-recorder: \(message)\n\(usage)\n")
     exit(2)
 }
 

@@ -89,5 +89,5 @@ func module(_ context: FakeContext, _ arcad: FakeArcad, _ arguments: [String] = 
         })
 }
 
-let ignore = Int32(PAM_IGNORE)
-let success = Int32(PAM_SUCCESS)
+let ignore = PAMResult.ignore
+let success = PAMResult.success

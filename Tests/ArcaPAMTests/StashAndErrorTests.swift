@@ -68,7 +68,7 @@ import Testing
             (.stashFailed, "pam_set_data failed"),
         ]
         for (error, message) in cases {
-            #expect(error.outcome.code == Int32(PAM_IGNORE))
+            #expect(error.outcome.result == .ignore)
             #expect(error.outcome.priority == .error)
             #expect(error.outcome.message == message)
         }

@@ -7,6 +7,7 @@
 //   arca-vault-crashtest passwd <vault> <password-a> <password-b>
 //       changes the password back and forth, printing the current one after each change.
 import ArcaCrypto
+import ArcaSystem
 import ArcaVault
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import ArcaVault
 #endif
 
 func fail(_ message: String) -> Never {
-    fputs("arca-vault-crashtest: \(message)\n", stderr)
+    try? FileDescriptor.standardError.writeAll("arca-vault-crashtest: \(message)\n")
     exit(1)
 }
 
@@ -25,8 +26,8 @@ func secret(_ s: String) -> SecretBytes {
 }
 
 func emit(_ line: String) {
-    fputs(line + "\n", stdout)
-    fflush(stdout)
+    print(line)
+    fflush(nil)
 }
 
 let args = CommandLine.arguments

@@ -112,6 +112,7 @@ func runChild(_ arguments: [String], killAfter: Double?) throws -> [String] {
 }
 
 /// A value shared between threads of a test.
+// @unchecked: `stored` is touched only while `lock` is held.
 final class LockedBox<T>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: T

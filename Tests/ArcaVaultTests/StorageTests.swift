@@ -224,7 +224,7 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)
         #expect(Vault.schemaVersion == 2)
-        let steps: [Int: (Database) throws -> Void] = [
+        let steps: [Int: @Sendable (Database) throws -> Void] = [
             2: { try $0.execute("ALTER TABLE items ADD COLUMN extra INTEGER") },
             3: { _ in throw VaultError.param("step 3 fails") },
         ]

@@ -25,7 +25,7 @@ if command == "hold" {  // hold N [SECONDS]: open N connections at once; how man
     var answered = 0
     for c in clients where (try? c.send(.status(uid: nil))) != nil { answered += 1 }
     print("ok answered=\(answered) of \(count)")
-    fflush(stdout)
+    fflush(nil)
     if rest.count > 1, let seconds = UInt32(rest[1]) { sleep(seconds) }
     exit(0)
 }
@@ -50,7 +50,7 @@ if command == "trickle" {  // trickle N SECONDS: N slow clients, each announcing
         connected.append(fd)
     }
     print("ok connected=\(connected.count)")
-    fflush(stdout)
+    fflush(nil)
     var open = Set(connected)
     var start = timespec()
     clock_gettime(CLOCK_MONOTONIC, &start)
@@ -109,7 +109,7 @@ if command == "open-session" {  // open-session UID: opens a PAM-like session (r
     } catch {
         print("error \(error.status.rawValue) \(error)")
     }
-    fflush(stdout)
+    fflush(nil)
     while readLine() != nil {}
     exit(0)
 }

@@ -187,6 +187,7 @@ struct ArcadEndToEndTests {
     }
 }
 
+// @unchecked: `count` is touched only while `lock` is held.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0

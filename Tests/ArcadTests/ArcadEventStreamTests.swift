@@ -32,8 +32,10 @@ struct ArcadEventStreamTests {
             #expect(Date().timeIntervalSince(began) >= 1.4)
 
             let heard = Mutex<Reply?>(nil)
+            // The client is handed to the thread: this one does not use it again.
+            nonisolated(unsafe) let handedOff = listener
             let thread = Thread {
-                let reply = try? listener.send(.waitEvents(uid: alice.uid, after: start.next, timeoutMilliseconds: 8000))
+                let reply = try? handedOff.send(.waitEvents(uid: alice.uid, after: start.next, timeoutMilliseconds: 8000))
                 heard.withLock { $0 = reply }
             }
             thread.start()

@@ -13,6 +13,7 @@
 // Each run enrolls its own vault and locks it at the end; arcad is stopped, its
 // parked-keys ring removed and the user deleted, so no secret stays behind.
 import Arca
+import ArcaSystem
 import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol
@@ -27,7 +28,7 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 }
 
 func fail(_ message: String) -> Never {
-    fputs("bench-api: \(message)\n", stderr)
+    try? FileDescriptor.standardError.writeAll("bench-api: \(message)\n")
     exit(1)
 }
 
@@ -137,7 +138,7 @@ guard posix_spawn(&arcadPID, arcadPath, &quiet, nil, &arcadArgs, environ) == 0 e
 let userName = "arcab\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
 var userUID: UInt32?
 
-func cleanUp() {
+@MainActor func cleanUp() {
     if let uid = userUID {
         _ = KeyringLayout().purge(user: uid)
         _ = spawn(["userdel", "-f", userName])
@@ -201,7 +202,7 @@ if spawn(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", userName]) == 0, let
             asUser[String(fields[0])] = (median, p90)
         }
     }
-    if status != 0 { fputs("bench-api: the run as \(userName) failed (status \(status))\n", stderr) }
+    if status != 0 { try? FileDescriptor.standardError.writeAll("bench-api: the run as \(userName) failed (status \(status))\n") }
 }
 cleanUp()
 

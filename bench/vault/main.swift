@@ -6,6 +6,7 @@
 // KDF, bytes on disk per item, peak RSS. The peer column is gnome-keyring on this
 // machine, which rewrites its whole file on every store.
 import ArcaCrypto
+import ArcaSystem
 import ArcaVault
 
 #if canImport(Glibc)
@@ -13,7 +14,7 @@ import ArcaVault
 #endif
 
 func die(_ message: String) -> Never {
-    fputs("bench-vault: \(message)\n", stderr)
+    try? FileDescriptor.standardError.writeAll("bench-vault: \(message)\n")
     exit(1)
 }
 
@@ -174,7 +175,7 @@ let sizes =
     ? CommandLine.arguments.dropFirst().compactMap { Int($0) } : [1_000, 10_000, 100_000]
 var results: [Figures] = []
 for n in sizes {
-    fputs("bench-vault: \(n) items…\n", stderr)
+    try? FileDescriptor.standardError.writeAll("bench-vault: \(n) items…\n")
     var figures = run(items: n)
     // Measured after the vault is closed, which checkpoints the WAL into the database.
     let path = "\(directory)/vault-\(n).db"

@@ -29,16 +29,20 @@ enum SecurePool {
     static let maxChunkSize = 256 * 1024
 
     private struct FreeLists {
-        var slots: [[UnsafeMutableRawPointer]] = Array(repeating: [], count: SecurePool.slotSizes.count)
+        var slots: [[Slot]] = Array(repeating: [], count: SecurePool.slotSizes.count)
         /// The size of the next chunk of each class: doubles up to `maxChunkSize`.
         var nextChunkSize = Array(repeating: SecurePool.firstChunkSize, count: SecurePool.slotSizes.count)
         /// Set when mlock failed once: the pool then stays out of the way.
         var disabled = false
     }
 
-    // Raw pointers are not Sendable; they are only handed out under the lock and
-    // each is owned by exactly one SecretBytes until returned.
-    nonisolated(unsafe) private static let lists = Mutex(FreeLists())
+    /// One free slot's address.
+    // @unchecked: a raw pointer, handed out under the lock and owned by exactly one SecretBytes until returned.
+    private struct Slot: @unchecked Sendable {
+        let address: UnsafeMutableRawPointer
+    }
+
+    private static let lists = Mutex(FreeLists())
 
     /// The chunk a size class maps after one of `size` bytes: twice as large, at most `maxChunkSize`.
     static func chunkSize(after size: Int) -> Int { min(size * 2, maxChunkSize) }
@@ -62,17 +66,18 @@ enum SecurePool {
                 let size = slotSizes[index]
                 // Highest offset first: popLast hands out the chunk from its start.
                 for offset in stride(from: bytes - size, through: 0, by: -size) {
-                    lists.slots[index].append(chunk + offset)
+                    lists.slots[index].append(Slot(address: chunk + offset))
                 }
             }
-            return lists.slots[index].popLast()
+            return lists.slots[index].popLast()?.address
         }
     }
 
     /// Returns a slot (already zeroed by the caller) of the size class for `count`.
     static func release(_ pointer: UnsafeMutableRawPointer, count: Int) {
         guard let index = slotSizes.firstIndex(where: { count <= $0 }) else { return }
-        lists.withLock { $0.slots[index].append(pointer) }
+        let slot = Slot(address: pointer)
+        lists.withLock { $0.slots[index].append(slot) }
     }
 
     /// Maps, locks and excludes from core dumps one chunk of `chunkSize` bytes. The

@@ -137,6 +137,7 @@ enum Sodium {
 
     /// libsodium's HMAC API takes non-null pointers even for empty input; an empty
     /// buffer borrows this one byte, which is never read (length 0) or written.
+    // nonisolated(unsafe): a raw pointer is not Sendable; this one is never written through.
     nonisolated(unsafe) private static let placeholder = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
 
     private static func nonNull(_ b: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {

@@ -216,7 +216,7 @@ final class BusConnection {
 }
 
 /// A non-blocking pipe that another thread writes to wake the bus loop.
-final class WakeSignal: @unchecked Sendable {
+final class WakeSignal: Sendable {
     /// The read end, polled by the bus loop.
     let fd: Int32
     private let writeFD: Int32
