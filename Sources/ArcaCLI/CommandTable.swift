@@ -120,6 +120,22 @@ public enum CommandTable {
             // The arca binary execs arca-fleetd before parsing (CLI.main); in-process there is nothing to run.
             throw UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: parsed.verb)
         },
+        VerbSpec(
+            "import", "copy every item of the running Secret Service provider (gnome-keyring...) into your vault",
+            options: [
+                OptionSpec(.from, .value("SOURCE"), "where from: secret-service (runs arca-secretd(1) --import)"),
+                OptionSpec(.busName, .value("NAME"), "the provider's bus name (default: org.freedesktop.secrets)"),
+                OptionSpec(.collection, .value("C"), "the collection: alias, name or path (default: the default alias)"),
+                OptionSpec(.dryRun, "read and count, write nothing"),
+            ], json: true
+        ) { parsed throws(UsageError) in
+            // `arca import --from secret-service` execs arca-secretd before parsing (CLI.main).
+            guard parsed.value(.from) == HandOver.secretServiceSource else {
+                throw UsageError("'import' needs --from secret-service", verb: parsed.verb)
+            }
+            throw UsageError("'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)",
+                             verb: parsed.verb)
+        },
         VerbSpec("show", "show Arca's kernel keyrings and key ids, like keyctl show", json: true) {
             parsed throws(UsageError) in .show(json: parsed.wantsJSON)
         },

@@ -74,6 +74,14 @@ public struct OptionKey: Hashable, Sendable, CustomStringConvertible {
     public static let recover = OptionKey("recover")
     /// `--rotate` of `recovery`.
     public static let rotate = OptionKey("rotate")
+    /// `--from` of `import`.
+    public static let from = OptionKey("from")
+    /// `--bus-name` of `import`.
+    public static let busName = OptionKey("bus-name")
+    /// `--collection` of `import`.
+    public static let collection = OptionKey("collection")
+    /// `--dry-run` of `import`.
+    public static let dryRun = OptionKey("dry-run")
 }
 
 /// One option of a verb, as the command table declares it. The same entry drives

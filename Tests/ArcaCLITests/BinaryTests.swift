@@ -15,7 +15,7 @@ import Testing
 
     @Test func usageErrorForEveryVerb() throws {
         // `fleet` hands its arguments to arca-fleetd, which reports its own usage errors (below).
-        for verb in CommandTable.verbs where verb.name != FleetHandOver.verb {
+        for verb in CommandTable.verbs where verb.name != HandOver.fleet.verb {
             let result = try arca([verb.name, "--bogus"])
             #expect(
                 result
