@@ -41,6 +41,30 @@ import Testing
                 == Run(status: 2, stdout: "", stderr: "error: 'get' needs --service\nusage: arca get [options]\n"))
     }
 
+    @Test func importHandsOverOnlyTheSecretServiceSource() throws {
+        #expect(HandOver.matching(["import", "--from", "secret-service"])?.program == "arca-secretd")
+        #expect(HandOver.matching(["import", "--json", "--from=secret-service"])?.leadingArguments == ["--import"])
+        #expect(HandOver.matching(["import", "--from", "backup.arca"]) == nil)
+        #expect(HandOver.matching(["import", "--", "--from", "secret-service"]) == nil)
+        #expect(HandOver.matching(["get", "--from", "secret-service"]) == nil)
+        #expect(HandOver.matching(["fleet", "hosts"])?.program == "arca-fleetd")
+        // Another source stays with arca: a usage error naming the one it reads.
+        #expect(
+            try arca(["import", "--from", "backup.arca"])
+                == Run(status: 2, stdout: "",
+                       stderr: "error: 'import' needs --from secret-service\nusage: arca import [options]\n"))
+        // arca execs the arca-secretd built beside it, which parses the rest.
+        let run = try arca(["import", "--from", "secret-service", "--bogus"])
+        #expect(run.status == 2)
+        #expect(run.stderr.hasPrefix(
+            "arca-secretd: import: unknown option --bogus\nusage: arca import --from secret-service [--bus-name NAME]"))
+        var output = Output(standardOutputIsTerminal: false)
+        #expect(CLI.run(["import", "--from", "secret-service"], output: &output) == 2)
+        #expect(String(decoding: output.standardError, as: UTF8.self)
+            == "error: 'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)\n"
+            + "usage: arca import [options]\n")
+    }
+
     /// Each verb that talks to arcad, with the name it reports and the stdin it needs.
     static let daemonVerbs: [([String], String, String)] = [
         (["init"], "init", "pw\n"),
