@@ -13,7 +13,8 @@ pass=0; fail=0
 [ "$(id -u)" -eq 0 ] || { echo "FAIL must run as root"; exit 1; }
 for b in arcad arca arca-secretd arca-keyring-probe; do [ -x "$build/$b" ] || { echo "FAIL $build/$b missing"; exit 1; }; done
 for t in gnome-keyring-daemon dbus-run-session gdbus; do command -v $t >/dev/null || { echo "FAIL $t missing"; exit 1; }; done
-# 1,000 items as the issue asks: gnome-keyring stores them in about 20 s here.
+# 1,000 items as the issue asks: gnome-keyring takes about 70 s to store them on a loaded
+# 2-core machine (the whole script ~105 s); ARCA_IMPORT_ITEMS=N for a quicker run.
 count=${ARCA_IMPORT_ITEMS:-1000}
 
 work=$(mktemp -d /tmp/arca-import.XXXXXX); chmod 755 "$work"
@@ -75,6 +76,10 @@ check "every item in Arca: label, attributes, secret, content type" "$count iden
 $B/arca-secretd 2>>$H/secretd.log & sd=$!; waitname
 /usr/bin/python3 $I dump >$H/arca.txt; kill $sd
 if cmp -s $H/source-before.txt $H/arca.txt; then echo "$(wc -l <$H/arca.txt) identical"; else diff $H/source-before.txt $H/arca.txt | head -5; fi'
+# The dumps hold the secrets themselves (so the comparison above cannot pass on empty ones).
+check "the dumps hold the secrets: $(( count - (count + 49) / 50 )) set, $(( (count + 49) / 50 )) empty" \
+    "$(( count - (count + 49) / 50 )) $(( (count + 49) / 50 ))" \
+    sh -c "echo \$(grep -c '\"secret\": \"pässwörd ' $work/home/arca.txt) \$(grep -c '\"secret\": \"\"' $work/home/arca.txt)"
 check "an item changed at the source is imported as a new item; the rest skipped" \
 "{\"collection\":\"$login\",\"dry_run\":false,\"imported\":1,\"skipped\":$((count - 1)),\"failed\":[]}" in_bus "$gk"'
 printf changed | secret-tool store --label="Item №1 — 1" service "sérvice 1 ✓" user "zoë;=,\"1\" 	" n 1 xdg:schema org.example.Import
