@@ -84,6 +84,18 @@ check "an item changed at the source is imported as a new item; the rest skipped
 "{\"collection\":\"$login\",\"dry_run\":false,\"imported\":1,\"skipped\":$((count - 1)),\"failed\":[]}" in_bus "$gk"'
 printf changed | secret-tool store --label="Item №1 — 1" service "sérvice 1 ✓" user "zoë;=,\"1\" 	" n 1 xdg:schema org.example.Import
 $B/arca import --from secret-service --json'
+# A locked gnome-keyring: the import unlocks through gnome-keyring's own prompt, which asks
+# the system prompter on the bus (a test one speaking gcr's interface, as in 45).
+check "locked source: a dismissed prompt imports nothing (exit 1); an answered one unlocks" \
+"arca-secretd: import: unlocking $login was dismissed at the provider's prompt; nothing imported
+rc=1
+{\"collection\":\"$login\",\"dry_run\":false,\"imported\":0,\"skipped\":$count,\"failed\":[]} rc=0" in_bus "$gk"'
+/usr/bin/python3 '"$here"'/test-prompter.py - gk-pw >$H/prompter.log 2>&1 & pp=$!
+for _ in $(seq 200); do grep -q ready $H/prompter.log 2>/dev/null && break; sleep 0.05; done
+gdbus call --session -d org.freedesktop.secrets -o /org/freedesktop/secrets -m org.freedesktop.Secret.Service.Lock "[\"/org/freedesktop/secrets/collection/login\"]" >/dev/null
+$B/arca import --from secret-service; echo rc=$?
+echo "$($B/arca import --from secret-service --json) rc=$?"
+kill $pp'
 check "a locked Arca vault takes nothing, exit 1" "arca-secretd: import: Arca's login collection is locked: run arca unlock first
 rc=1" in_bus "$gk"'
 $B/arca lock --all; $B/arca import --from secret-service; echo rc=$?'
