@@ -50,7 +50,10 @@ gk='printf gk-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 check "usage: --from other than secret-service is not this import's" "rc=2" as_user sh -c \
     "'$build/arca' import --from /tmp/backup.arca >/dev/null 2>&1; echo rc=\$?"
 check "no provider on the bus: a clear message, exit 1" "arca-secretd: import: nothing owns org.freedesktop.secrets on the session bus: start the provider to import from
-rc=1" in_bus '$B/arca import --from secret-service; echo rc=$?'
+rc=1
+arca-secretd: import: nothing owns org.example.Nobody on the session bus: start the provider to import from
+rc=1" in_bus '$B/arca import --from secret-service; echo rc=$?
+$B/arca import --from secret-service --bus-name org.example.Nobody --dry-run; echo rc=$?'
 
 start=$(date +%s)
 check "gnome-keyring seeded with $count items" "$count" in_bus "$gk"'
@@ -84,6 +87,9 @@ check "an item changed at the source is imported as a new item; the rest skipped
 "{\"collection\":\"$login\",\"dry_run\":false,\"imported\":1,\"skipped\":$((count - 1)),\"failed\":[]}" in_bus "$gk"'
 printf changed | secret-tool store --label="Item №1 — 1" service "sérvice 1 ✓" user "zoë;=,\"1\" 	" n 1 xdg:schema org.example.Import
 $B/arca import --from secret-service --json'
+check "an unknown collection: a clear message, exit 1" "arca-secretd: import: the provider has no collection nosuch
+rc=1" in_bus "$gk"'
+$B/arca import --from secret-service --collection nosuch; echo rc=$?'
 # A locked gnome-keyring: the import unlocks through gnome-keyring's own prompt, which asks
 # the system prompter on the bus (a test one speaking gcr's interface, as in 45).
 check "locked source: a dismissed prompt imports nothing (exit 1); an answered one unlocks" \
