@@ -103,35 +103,68 @@ struct SecretSource {
         return SourceItem(path: path, label: label, attributes: attributes)
     }
 
-    /// A `plain` transfer session (the source is on the same local bus as us).
-    func openSession() throws(BusError) -> String {
+    /// A transfer session opened with the provider: its path, and the cipher of a
+    /// `dh-ietf1024-sha256-aes128-cbc-pkcs7` one (nil: `plain`, used only when the
+    /// provider does not support dh, as libsecret does).
+    struct Session {
+        let path: String
+        let cipher: SessionCipher?
+    }
+
+    func openSession() throws(BusError) -> Session {
+        let dh = "dh-ietf1024-sha256-aes128-cbc-pkcs7"
+        do {
+            let pair = try DHKeyPair.generate()
+            let reply = try call(
+                SecretObject.base, Interfaces.service, "OpenSession", [.string(dh), .variant(.bytes(pair.publicKey))])
+            guard try reply.enter("v", "ay") else { throw BusError(call: "OpenSession", errno: EBADMSG, name: nil) }
+            let theirs = try reply.readBytes()
+            try reply.exit()
+            let path = try reply.readString("o")
+            let (_, cipher) = try DHSession.negotiate(clientPublicKey: theirs, pair: pair)
+            return Session(path: path, cipher: cipher)
+        } catch let error as BusError where error.name != "org.freedesktop.DBus.Error.NotSupported" {
+            throw error
+        } catch is BusError {
+            // NotSupported: the provider has no dh; fall back to plain, as libsecret does.
+        } catch {
+            throw BusError(call: "OpenSession \(dh): \(error)", errno: EPROTO, name: nil)
+        }
         let reply = try call(
             SecretObject.base, Interfaces.service, "OpenSession", [.string("plain"), .variant(.string(""))])
         try reply.skip("v")
-        return try reply.readString("o")
+        return Session(path: try reply.readString("o"), cipher: nil)
     }
 
-    func closeSession(_ session: String) {
-        _ = try? call(session, Interfaces.session, "Close", [])
+    func closeSession(_ session: Session) {
+        _ = try? call(session.path, Interfaces.session, "Close", [])
     }
 
     /// The secrets of `paths`, by path; items the provider leaves out (locked) are missing.
-    func secrets(_ paths: [String], session: String) throws(BusError) -> [String: SourceSecret] {
-        let reply = try call(SecretObject.base, Interfaces.service, "GetSecrets", [.paths(paths), .objectPath(session)])
+    func secrets(_ paths: [String], session: Session) throws(BusError) -> [String: SourceSecret] {
+        let reply = try call(
+            SecretObject.base, Interfaces.service, "GetSecrets", [.paths(paths), .objectPath(session.path)])
         var secrets: [String: SourceSecret] = [:]
         guard try reply.enter("a", "{o(oayays)}") else { return secrets }
         while try reply.enter("e", "o(oayays)") {
             let path = try reply.readString("o")
             guard try reply.enter("r", "oayays") else { throw BusError(call: "GetSecrets", errno: EBADMSG, name: nil) }
             _ = try reply.readString("o")
-            _ = try reply.readBytes()
+            let parameters = try reply.readBytes()
             var value = try reply.readBytes()
             defer { for i in value.indices { value[i] = 0 } }
             let contentType = try reply.readString()
             try reply.exit()
             try reply.exit()
-            guard let secret = try? SecretBytes(consuming: &value) else {
-                throw BusError(call: "GetSecrets: secure memory", errno: ENOMEM, name: nil)
+            let secret: SecretBytes
+            do {
+                if let cipher = session.cipher {
+                    secret = try cipher.decrypt(iv: parameters, ciphertext: value)
+                } else {
+                    secret = try SecretBytes(consuming: &value)
+                }
+            } catch {
+                throw BusError(call: "GetSecrets: the secret of \(path) does not decrypt", errno: EPROTO, name: nil)
             }
             secrets[path] = SourceSecret(value: secret, contentType: contentType)
         }
