@@ -66,11 +66,13 @@ let package = Package(
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["ArcaSystem", "CSodium"]),
         .target(name: "ArcaProtocol", dependencies: ["ArcaSystem"]),
+        // Sync records, their signatures and the merge (ARCHITECTURE §12): pure logic, no I/O.
+        .target(name: "ArcaSync", dependencies: ["ArcaCrypto"]),
         .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto", "ArcaProtocol"]),
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
-            dependencies: ["ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "CSystemd"]),
+            dependencies: ["ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync", "CSystemd"]),
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
@@ -106,6 +108,7 @@ let package = Package(
         .executableTarget(
             name: "bench-arcad", dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring"], path: "bench/arcad",
             exclude: ["run.sh"]),
+        .executableTarget(name: "bench-sync", dependencies: ["ArcaSync", "ArcaCrypto"], path: "bench/sync"),
         .executableTarget(
             name: "bench-keyring", dependencies: ["ArcaKeyring", "ArcaCrypto", "CKeyutils"], path: "bench/keyring"),
 
@@ -150,6 +153,7 @@ let package = Package(
         .testTarget(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaProtocol", "ArcaTestSupport", "arca-keyring-probe"]),
+        .testTarget(name: "ArcaSyncTests", dependencies: ["ArcaSync", "ArcaCrypto"]),
         .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto", "ArcaTestSupport"]),
 
         // The freedesktop Secret Service provider (arca-secretd).

@@ -51,7 +51,7 @@ public enum CommandTable {
     ]
 
     /// Every verb, in the order `arca --help` lists them (the `security` verbs in their own section).
-    public static let verbs: [VerbSpec] = nativeVerbs + securityVerbs
+    public static let verbs: [VerbSpec] = nativeVerbs + backupVerbs + securityVerbs
 
     /// Arca's own verbs.
     static let nativeVerbs: [VerbSpec] = [
@@ -117,24 +117,11 @@ public enum CommandTable {
             "fleet", "deliver service secrets to many hosts through etcd: runs arca-fleetd(8) with the arguments",
             positionals: "VERB [ARGS...]", maximumPositionals: 64
         ) { parsed throws(UsageError) in
-            // The arca binary execs arca-fleetd before parsing (CLI.main); in-process there is nothing to run.
-            throw UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: parsed.verb)
-        },
-        VerbSpec(
-            "import", "copy every item of the running Secret Service provider (gnome-keyring...) into your vault",
-            options: [
-                OptionSpec(.from, .value("SOURCE"), "where from: secret-service (runs arca-secretd(1) --import)"),
-                OptionSpec(.busName, .value("NAME"), "the provider's bus name (default: org.freedesktop.secrets)"),
-                OptionSpec(.collection, .value("C"), "the collection: alias, name or path (default: the default alias)"),
-                OptionSpec(.dryRun, "read and count, write nothing"),
-            ], json: true
-        ) { parsed throws(UsageError) in
-            // `arca import --from secret-service` execs arca-secretd before parsing (CLI.main).
-            guard parsed.value(.from) == HandOver.secretServiceSource else {
-                throw UsageError("'import' needs --from secret-service", verb: parsed.verb)
-            }
-            throw UsageError("'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)",
-                             verb: parsed.verb)
+            // The arca binary execs arca-fleetd before parsing (CLI.main): only an in-process run gets here,
+            // and it must never replace its caller.
+            .action(VerbAction(verb: parsed.verb, arguments: parsed.positionals) { _, _ throws(CLIError) in
+                throw .usage(UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: "fleet"))
+            })
         },
         VerbSpec("show", "show Arca's kernel keyrings and key ids, like keyctl show", json: true) {
             parsed throws(UsageError) in .show(json: parsed.wantsJSON)

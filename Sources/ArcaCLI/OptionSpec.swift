@@ -16,6 +16,12 @@ public struct OptionKey: Hashable, Sendable, CustomStringConvertible {
     public static let help = OptionKey("help")
     /// `--json`.
     public static let json = OptionKey("json")
+    /// `export --to FILE`.
+    public static let to = OptionKey("to")
+    /// `import --from FILE` (or `--from secret-service`).
+    public static let from = OptionKey("from")
+    /// `export --passphrase`.
+    public static let passphrase = OptionKey("passphrase")
     /// `--no-kernel`.
     public static let noKernel = OptionKey("no-kernel")
     /// `-w, --show-secret`.
@@ -74,8 +80,6 @@ public struct OptionKey: Hashable, Sendable, CustomStringConvertible {
     public static let recover = OptionKey("recover")
     /// `--rotate` of `recovery`.
     public static let rotate = OptionKey("rotate")
-    /// `--from` of `import`.
-    public static let from = OptionKey("from")
     /// `--bus-name` of `import`.
     public static let busName = OptionKey("bus-name")
     /// `--collection` of `import`.

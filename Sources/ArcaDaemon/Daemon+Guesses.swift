@@ -18,7 +18,8 @@ extension Daemon {
         case .status, .kdfParameters, .enroll, .openSession, .closeSession, .lock, .lockAll, .add, .copyMatching,
             .update, .delete, .passwordReset, .listSessions, .grant, .revokeGrant, .listGrants, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
-            .waitEvents, .searchAttributeReferences, .collectionSettings:
+            .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems,
+            .importItems:
             // passwordReset checks whether the vault already opens with the new key:
             // a root-only bookkeeping step, not a guess.
             return nil

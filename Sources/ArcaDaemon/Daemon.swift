@@ -176,6 +176,10 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try loginUnlock(uid: uid, key: try secretCopy(key), peer: peer)
         case .confirmCandidate(let uid, let candidate, let session):
             return try confirmCandidate(uid: uid, candidate: try secretCopy(candidate), session: session, peer: peer)
+        case .exportItems(let uid, let secret, let passphrase):
+            return try exportItems(uid: uid, secret: try secretCopy(secret), passphrase: passphrase, peer: peer)
+        case .importItems(let uid, let backup, let secret):
+            return try importItems(uid: uid, backup: backup, secret: try secretCopy(secret), peer: peer)
         }
     }
 

@@ -65,6 +65,11 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case loginUnlock = 0x0016
     /// ``Request/confirmCandidate(uid:candidate:session:)``.
     case confirmCandidate = 0x0017
+    // Backup and sync (ARCHITECTURE §12): requests 0x0030-0x003F, replies 0x8020-0x802F.
+    /// ``Request/exportItems(uid:secret:passphrase:)``.
+    case exportItems = 0x0030
+    /// ``Request/importItems(uid:backup:secret:)``.
+    case importItems = 0x0031
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -92,6 +97,10 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case collectionSettingsReply = 0x8013
     /// ``Reply/candidate(token:)``.
     case candidate = 0x8008
+    /// ``Reply/backup(_:)``.
+    case backup = 0x8020
+    /// ``Reply/importSummary(added:replaced:unchanged:)``.
+    case importSummary = 0x8021
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

@@ -12,6 +12,9 @@ public enum ProtocolLimits {
     public static let maximumBodyLength = maximumFrameLength - headerLength
     /// Largest item secret (`kSecValueData`): 1 MiB.
     public static let maximumSecretLength = 1 << 20
+    /// Largest backup file carried in one frame (`arca export`/`import`): what fits beside a
+    /// passphrase in the largest body.
+    public static let maximumBackupLength = maximumBodyLength - 2 * maximumPasswordLength - 64
     /// Largest string attribute (service, account, label, …).
     public static let maximumStringLength = 16 << 10
     /// Largest bytes attribute (`generic`).

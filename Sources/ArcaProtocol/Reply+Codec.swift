@@ -57,6 +57,11 @@ extension Reply {
         case .collectionSettings(let settings):
             try w.string(settings.label, field: "label", limit: ProtocolLimits.maximumStringLength)
             w.u8(settings.accessible.rawValue)
+        case .backup(let bytes): try w.bytes(bytes, field: "backup", limit: ProtocolLimits.maximumBackupLength)
+        case .importSummary(let added, let replaced, let unchanged):
+            w.u32(added)
+            w.u32(replaced)
+            w.u32(unchanged)
         }
     }
 
@@ -123,11 +128,13 @@ extension Reply {
                     accessible: try r.accessibility()))
         case .candidate:
             return .candidate(token: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength))
+        case .backup: return .backup(try r.bytes(field: "backup", limit: ProtocolLimits.maximumBackupLength))
+        case .importSummary: return .importSummary(added: try r.u32(), replaced: try r.u32(), unchanged: try r.u32())
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
             .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
-            .waitEvents, .searchAttributeReferences, .collectionSettings:
+            .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems, .importItems:
             throw .unexpectedKind(kind)
         }
     }

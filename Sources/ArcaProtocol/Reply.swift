@@ -35,6 +35,12 @@ public enum Reply: Sendable, Hashable {
     /// ``ProtocolLimits/candidateTokenLength`` bytes, that lets this PAM
     /// transaction's session confirm the key. A secret of that transaction.
     case candidate(token: [UInt8])
+    /// Answer to ``Request/exportItems(uid:secret:passphrase:)``: the backup's bytes
+    /// (ciphertext: not a secret, but only the key it is sealed to opens it).
+    case backup([UInt8])
+    /// Answer to ``Request/importItems(uid:backup:secret:)``: how many items were added,
+    /// replaced by a newer copy, or left as they were.
+    case importSummary(added: UInt32, replaced: UInt32, unchanged: UInt32)
 
     /// The header kind of this reply.
     public var kind: MessageKind {
@@ -52,6 +58,8 @@ public enum Reply: Sendable, Hashable {
         case .attributeReferences: return .attributeReferences
         case .collectionSettings: return .collectionSettingsReply
         case .candidate: return .candidate
+        case .backup: return .backup
+        case .importSummary: return .importSummary
         }
     }
 }

@@ -111,6 +111,14 @@ extension Request {
             w.u32(uid)
             try w.fixed(candidate, field: "candidate", length: ProtocolLimits.candidateTokenLength)
             try w.bytes(session, field: "session", limit: ProtocolLimits.maximumTokenLength)
+        case .exportItems(let uid, let secret, let passphrase):
+            w.u32(uid)
+            try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
+            w.bool(passphrase)
+        case .importItems(let uid, let backup, let secret):
+            w.u32(uid)
+            try w.bytes(backup, field: "backup", limit: ProtocolLimits.maximumBackupLength)
+            try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
         }
     }
 
@@ -217,8 +225,16 @@ extension Request {
                 uid: try r.u32(),
                 candidate: try r.fixed(field: "candidate", length: ProtocolLimits.candidateTokenLength),
                 session: try r.bytes(field: "session", limit: ProtocolLimits.maximumTokenLength))
+        case .exportItems:
+            return .exportItems(
+                uid: try r.u32(), secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength),
+                passphrase: try r.bool(field: "passphrase"))
+        case .importItems:
+            return .importItems(
+                uid: try r.u32(), backup: try r.bytes(field: "backup", limit: ProtocolLimits.maximumBackupLength),
+                secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
         case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
-            .attributeItems, .events, .attributeReferences, .collectionSettingsReply:
+            .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary:
             throw .unexpectedKind(kind)
         }
     }

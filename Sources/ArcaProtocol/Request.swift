@@ -84,6 +84,14 @@ public enum Request: Sendable, Hashable {
     /// password in. The same key confirmed by two transactions, each in its own
     /// session, becomes the new login password the vault is out of sync with.
     case confirmCandidate(uid: UInt32, candidate: [UInt8], session: [UInt8])
+    /// Every item of the user's vault that may leave the machine (not ThisDeviceOnly), sealed
+    /// into a backup (`arca export`): to the recovery key whose text is `secret`, or, with
+    /// `passphrase`, to `secret` stretched with Argon2id. Replied with ``Reply/backup(_:)``.
+    case exportItems(uid: UInt32, secret: [UInt8], passphrase: Bool)
+    /// Merges a backup made by ``exportItems(uid:secret:passphrase:)`` into the user's vault
+    /// (`arca import`); `secret` opens it as it was sealed. Replied with
+    /// ``Reply/importSummary(added:replaced:unchanged:)``.
+    case importItems(uid: UInt32, backup: [UInt8], secret: [UInt8])
 
     /// The header kind of this request.
     public var kind: MessageKind {
@@ -119,6 +127,8 @@ public enum Request: Sendable, Hashable {
         case .collectionSettings: return .collectionSettings
         case .loginUnlock: return .loginUnlock
         case .confirmCandidate: return .confirmCandidate
+        case .exportItems: return .exportItems
+        case .importItems: return .importItems
         }
     }
 }

@@ -131,6 +131,14 @@ extension Request {
             SecureWipe.zero(&candidate)
             SecureWipe.zero(&session)
             self = .confirmCandidate(uid: uid, candidate: candidate, session: session)
+        case .exportItems(let uid, var secret, let passphrase):
+            self = .lockAll
+            SecureWipe.zero(&secret)
+            self = .exportItems(uid: uid, secret: secret, passphrase: passphrase)
+        case .importItems(let uid, let backup, var secret):
+            self = .lockAll
+            SecureWipe.zero(&secret)
+            self = .importItems(uid: uid, backup: backup, secret: secret)
         }
     }
 }
@@ -141,7 +149,7 @@ extension Reply {
     public mutating func wipeSecrets() {
         switch self {
         case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events, .attributeReferences,
-            .collectionSettings:
+            .collectionSettings, .backup, .importSummary:
             return
         case .attributeItems(var list):
             self = .ok

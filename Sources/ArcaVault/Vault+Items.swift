@@ -9,7 +9,18 @@ extension Vault {
     /// `locked`; same primary key → `duplicateItem`.
     @discardableResult
     public func add(_ itemClass: ItemClass, attributes: ItemAttributes, secret: SecretBytes) throws -> ItemResult {
-        try validate(attributes, for: itemClass, secret: secret)
+        try add(itemClass, attributes: attributes, secret: secret, keepingDates: false)
+    }
+
+    /// `add`, keeping the creation and modification dates of `attributes` when
+    /// `keepingDates` (a restore from a backup) instead of setting them to now.
+    @discardableResult
+    func add(_ itemClass: ItemClass, attributes: ItemAttributes, secret: SecretBytes, keepingDates: Bool)
+        throws -> ItemResult
+    {
+        var checked = attributes
+        if keepingDates { (checked.creationDate, checked.modificationDate) = (nil, nil) }
+        try validate(checked, for: itemClass, secret: secret)
         var a = attributes
         let accessible = a.accessible ?? .whenUnlocked
         let sync = a.synchronizable ?? false
@@ -18,8 +29,8 @@ extension Vault {
         let now = FileProbe.now()
         a.accessible = accessible
         a.synchronizable = sync
-        a.creationDate = now
-        a.modificationDate = now
+        a.creationDate = keepingDates ? attributes.creationDate ?? now : now
+        a.modificationDate = keepingDates ? attributes.modificationDate ?? now : now
         let ref = SecureRandom.bytes(count: PersistentReference.length)
         let sealed = try crypto { () -> SealedRow in
             let itemKey = try SecretBytes.random(count: 32)

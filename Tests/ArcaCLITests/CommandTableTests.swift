@@ -38,6 +38,9 @@ struct CommandTableTests {
         "show": ([], .show(json: false)),
         "version": ([], .version(json: false)),
         "help": (["get"], .help(verb: "get")),
+        "fleet": (["hosts"], .action(VerbAction(verb: "fleet", arguments: ["hosts"]) { _, _ in })),
+        "export": (["--to", "/tmp/b"], .action(VerbAction(verb: "export", arguments: ["/tmp/b"]) { _, _ in })),
+        "import": (["--from", "/tmp/b"], .action(VerbAction(verb: "import", arguments: ["/tmp/b"]) { _, _ in })),
         "add-generic-password": (
             item + ["-w", "pw"],
             .add(selection, secret: .commandLine("pw"), replaceExisting: false, compatibility: true)
@@ -55,31 +58,31 @@ struct CommandTableTests {
         "unlock-keychain": ([], .unlock(.standardInput)),
     ]
 
-    /// Verbs that `arca` hands over to a companion program (HandOver) before parsing: in
-    /// process their handlers run nothing and give a usage error naming the program.
-    static let handedOver: [String: ([String], UsageError)] = [
-        "fleet": (["hosts"], UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: "fleet")),
-        "import": (
-            ["--from", "secret-service"],
-            UsageError("'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)", verb: "import")
-        ),
-    ]
-
     @Test("every row's handler gives its own verb's command", arguments: CommandTable.verbs.map(\.name))
     func rowsRunTheirOwnHandler(verb: String) throws {
-        if let (arguments, expected) = Self.handedOver[verb] {
-            #expect(throws: expected) { try Validation.validate(try Parser.parse([verb] + arguments)) }
-            return
-        }
         let (arguments, expected) = try #require(Self.expectations[verb], "no expectation for verb '\(verb)'")
         #expect(try Validation.validate(try Parser.parse([verb] + arguments)) == expected)
+    }
+
+    @Test("import: --from secret-service is handed over; its options are refused with a backup file")
+    func importSources() {
+        func validate(_ words: [String]) -> UsageError? {
+            do { _ = try Validation.validate(try Parser.parse(["import"] + words)) } catch { return error }
+            return nil
+        }
+        #expect(validate(["--from", "secret-service"]) == UsageError(
+            "'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)", verb: "import"))
+        #expect(validate(["--from", "/tmp/b", "--dry-run"]) == UsageError(
+            "--dry-run is for 'import --from secret-service', not a backup file", verb: "import"))
+        #expect(validate(["--from", "/tmp/b", "--json"]) == UsageError(
+            "--json is for 'import --from secret-service', not a backup file", verb: "import"))
     }
 
     @Test("the table lists each verb once, and only the verbs expected here")
     func tableMatchesExpectations() {
         let names = CommandTable.verbs.map(\.name)
         #expect(Set(names).count == names.count)
-        #expect(Set(names) == Set(Self.expectations.keys).union(Self.handedOver.keys))
+        #expect(Set(names) == Set(Self.expectations.keys))
     }
 
     @Test("an option key is one option per verb: no row declares a key or a spelling twice")

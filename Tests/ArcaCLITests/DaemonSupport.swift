@@ -15,6 +15,8 @@ final class TestArcad {
     let owner: TestUser
     /// arcad's socket.
     var socket: String { arcad.socket }
+    /// The test's temporary directory (state, socket, log), deleted by `stop()`.
+    var directory: String { arcad.directory }
 
     init() throws {
         try #require(getuid() == 0, "the arca daemon tests must run as root (they start arcad and create users)")

@@ -117,6 +117,10 @@ enum Fixtures {
         .confirmCandidate(uid: 1000, candidate: otherKey, session: [9, 9]),
         .confirmCandidate(
             uid: .max, candidate: key, session: [UInt8](repeating: 3, count: ProtocolLimits.maximumTokenLength)),
+        .exportItems(uid: 1000, secret: Array("correct horse battery".utf8), passphrase: true),
+        .exportItems(uid: 0, secret: [], passphrase: false),
+        .importItems(uid: 1000, backup: [0x41, 0x52, 0x42, 0x31, 1], secret: key),
+        .importItems(uid: .max, backup: [], secret: []),
     ]
 
     static let reference = [UInt8](0..<16)
@@ -188,6 +192,9 @@ enum Fixtures {
         .attributeReferences(AttributeReferenceList(unlocked: [reference, []], locked: [reference])),
         .collectionSettings(CollectionSettings(label: unicode, accessible: .whenUnlocked)),
         .collectionSettings(CollectionSettings(label: "", accessible: .afterFirstUnlockThisDeviceOnly)),
+        .backup([0x41, 0x52, 0x42, 0x31, 2, 0xFF]),
+        .backup([]),
+        .importSummary(added: 3, replaced: 1, unchanged: .max),
     ]
 
     /// Messages at the size limits (kept apart: large, so not used for mutation).

@@ -7,8 +7,8 @@ struct RoundTripTests {
     func fixturesCoverEveryKind() {
         let kinds = Set(Fixtures.requests.map(\.kind) + Fixtures.replies.map(\.kind))
         #expect(kinds == Set(MessageKind.allCases))
-        #expect(MessageKind.allCases.filter(\.isRequest).count == 31)
-        #expect(MessageKind.allCases.filter { !$0.isRequest }.count == 13)
+        #expect(MessageKind.allCases.filter(\.isRequest).count == 33)
+        #expect(MessageKind.allCases.filter { !$0.isRequest }.count == 15)
     }
 
     @Test("every request decodes to an equal value", arguments: Fixtures.requests + Fixtures.largeRequests)

@@ -168,6 +168,8 @@ do {
     case .candidate: print("ok candidate")
     case .attributeReferences(let list): print("ok \(list.unlocked.count) locked=\(list.locked.count)")
     case .collectionSettings(let settings): print("ok \(settings.label)")
+    case .backup(let bytes): print("ok backup \(bytes.count)")
+    case .importSummary(let added, let replaced, let unchanged): print("ok \(added) \(replaced) \(unchanged)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")

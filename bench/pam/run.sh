@@ -51,7 +51,7 @@ done
 work=$(mktemp -d /tmp/arca-bench-pam.XXXXXX)
 chmod 0755 "$work"
 mkdir "$work/svc"
-clang -O2 -Wall -o "$work/fresh" bench/pam/fresh.c -lpam -lsodium -ldl ||
+clang -O2 -Wall -o "$work/fresh-c" bench/pam/fresh.c -lpam -lsodium -ldl ||
     { echo "bench/pam: cannot compile bench/pam/fresh.c (clang comes with the Swift toolchain)" >&2; exit 1; }
 user=arca-bench-pam
 user2=arca-bench-pam2
@@ -185,14 +185,14 @@ read -r gk_med gk_p90 < <(run gnome)
 FRESH=${FRESH:-31}
 unix_module=$(dirname "$gk")/pam_unix.so
 for round in $(seq "$FRESH"); do
-    for m in "$build/libpam_arca.so" "$unix_module" "$gk"; do echo "$m $("$work/fresh" dlopen "$m")"; done
+    for m in "$build/libpam_arca.so" "$unix_module" "$gk"; do echo "$m $("$work/fresh-c" dlopen "$m")"; done
 done >"$work/dlopen"
 dl() { awk -v m="$1" '$1 == m {print $2}' "$work/dlopen" | median; }
 dl_arca=$(dl "$build/libpam_arca.so") dl_unix=$(dl "$unix_module") dl_gk=$(dl "$gk")
 for round in $(seq "$FRESH"); do
     for s in base arcad; do
         echo "$s $(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
-            "$work/fresh" txn "$s" "$user" 1 $((64 << 20)) $((round % 2)))"
+            "$work/fresh-c" txn "$s" "$user" 1 $((64 << 20)) $((round % 2)))"
     done
 done >"$work/ctxn"
 # Columns after the service: start auth open close end txn kdf.

@@ -1,0 +1,106 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSync
+import ArcaVault
+
+/// `arca export` / `arca import`: arcad holds the vault key, so it seals and opens backups;
+/// the CLI only moves the bytes (arcad never writes into a user's directory).
+extension Daemon {
+    /// The shortest passphrase a backup may be sealed to.
+    static let minimumBackupPassphraseLength = 12
+
+    func exportItems(uid: UInt32, secret: SecretBytes, passphrase: Bool, peer: PeerCredentials)
+        throws(HandlerError) -> Reply
+    {
+        try authorize(peer, for: uid)
+        let seal: BackupSeal
+        if passphrase {
+            guard secret.count >= Self.minimumBackupPassphraseLength else {
+                throw .param("a backup passphrase needs at least \(Self.minimumBackupPassphraseLength) characters")
+            }
+            // Argon2id at the vault floor (64 MiB, 3 passes): the file may be copied anywhere
+            // and guessed offline, so never cheaper than a vault.
+            let salt = SecureRandom.bytes(count: KDFParameters.saltLength)
+            let parameters = KDFParameters(opsLimit: 3, memoryLimit: KDFParameters.memoryFloor, salt: salt)
+            seal = .passphrase(secret, parameters)
+        } else {
+            seal = .recoveryKey(try Self.recoveryKey(secret))
+        }
+        // A passphrase costs an Argon2id derivation: in this uid's turn, like an unlock.
+        guard passphrase else { return try export(uid: uid, seal: seal) }
+        return try derivations.run(uid: uid) { () throws(HandlerError) -> Reply in try export(uid: uid, seal: seal) }
+    }
+
+    private func export(uid: UInt32, seal: BackupSeal) throws(HandlerError) -> Reply {
+        try context(uid).withLock { state throws(HandlerError) -> Reply in
+            let vault = try requireVault(of: state)
+            let items: [PortableItem]
+            do { items = try vault.portableItems() } catch { throw HandlerError.vault(error) }
+            let bytes: [UInt8]
+            do {
+                bytes = try Backup.write(
+                    items.map { RecordBody(attributes: $0.encodedAttributes, secret: $0.secret) }, to: seal,
+                    clock: SystemClock())
+            } catch {
+                throw Self.syncError(error)
+            }
+            guard bytes.count <= ProtocolLimits.maximumBackupLength else {
+                throw .param("the backup would be \(bytes.count) bytes; one request carries at most "
+                             + "\(ProtocolLimits.maximumBackupLength)")
+            }
+            Log.info("uid \(uid): \(items.count) items exported to a backup")
+            return .backup(bytes)
+        }
+    }
+
+    func importItems(uid: UInt32, backup: [UInt8], secret: SecretBytes, peer: PeerCredentials)
+        throws(HandlerError) -> Reply
+    {
+        try authorize(peer, for: uid)
+        let opener: BackupOpener = Backup.isSealedToPassphrase(backup)
+            ? .passphrase(secret) : .recoveryKey(try Self.recoveryKey(secret))
+        let bodies = try derivations.run(uid: uid) { () throws(HandlerError) -> [RecordBody] in
+            do { return try Backup.read(backup, with: opener) } catch { throw Self.syncError(error) }
+        }
+        return try context(uid).withLock { state throws(HandlerError) -> Reply in
+            let vault = try requireVault(of: state)
+            var counts: [ImportOutcome: UInt32] = [:]
+            do {
+                let empty = try SecretBytes(count: 0)
+                for body in bodies {
+                    let item = try PortableItem(encodedAttributes: body.attributes, secret: body.secret ?? empty)
+                    counts[try vault.importItem(item), default: 0] += 1
+                }
+            } catch {
+                throw HandlerError.vault(error)
+            }
+            let changed = (counts[.added] ?? 0) + (counts[.replaced] ?? 0)
+            if changed > 0 {
+                for kernelClass in state.lock.loadedClasses where !publish(kernelClass, state: state, vault: vault) {
+                    throw HandlerError(.internalComponent, "the imported items could not be put in the kernel")
+                }
+            }
+            Log.info("uid \(uid): backup imported, \(changed) items added or replaced")
+            return .importSummary(
+                added: counts[.added] ?? 0, replaced: counts[.replaced] ?? 0, unchanged: counts[.unchanged] ?? 0)
+        }
+    }
+
+    private static func recoveryKey(_ text: SecretBytes) throws(HandlerError) -> SecretBytes {
+        do { return try RecoveryKey(parsing: text).key } catch { throw HandlerError.vault(error) }
+    }
+
+    /// The one mapping from the sync layer's errors to replies.
+    static func syncError(_ error: Error) -> HandlerError {
+        guard let error = error as? SyncError else {
+            return HandlerError(.internalComponent, "backup: \(error)")
+        }
+        switch error {
+        case .backupUnreadable: return HandlerError(.authFailed, error.description)
+        case .malformed, .forged, .equivocation, .chainBroken, .rollback, .forkedHead, .undecryptable,
+            .unknownDevice, .removedDevice, .unknownEpoch:
+            return HandlerError(.decode, error.description)
+        case .notFound: return HandlerError(.itemNotFound, error.description)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import ArcaCrypto
+
+/// Adding a device to a circle (`arca sync join` on the new device, `arca sync approve` on a
+/// member). Both screens show the same short authentication string, derived from both
+/// device ids, so that the person approving checks that the device they approve is the one
+/// in front of them; the member then sends a signed approval carrying the circle's members
+/// and the current epoch key sealed to the new device. Layout of an approval, big-endian:
+///
+/// ```
+/// "ARA1" | approver 32 | new device 32 | epoch u32 | u16 N | (device 32, removed-after u64 or 0)·N
+/// | u32 length | epoch key sealed to the new device | signature 64 over "arca-sync-approval-v1" ‖ all before
+/// ```
+public enum Enrollment {
+    static let magic: [UInt8] = Array("ARA1".utf8)
+    static let signatureDomain: [UInt8] = Array("arca-sync-approval-v1".utf8)
+
+    /// Six decimal digits both devices show: BLAKE2b of the two ids in order, so neither
+    /// side alone chooses it. A person compares them before approving.
+    public static func shortAuthenticationString(_ a: DeviceID, _ b: DeviceID) -> String {
+        let (first, second) = a < b ? (a, b) : (b, a)
+        let digest = Digest.of(Array("arca-sync-sas".utf8) + first.bytes + second.bytes).bytes
+        let number = digest.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } % 1_000_000
+        let digits = String(number)
+        return String(repeating: "0", count: 6 - digits.count) + digits
+    }
+
+    /// A member's signed approval of `device`: adds it to the member's circle and seals the
+    /// current epoch key to it.
+    public static func approve(_ device: DeviceID, circle: inout Circle, signer: SigningKey) throws -> [UInt8] {
+        circle.approve(device)
+        var w = ByteWriter()
+        w.raw(magic)
+        w.raw(signer.publicKey)
+        w.raw(device.bytes)
+        w.u32(circle.currentEpoch)
+        let members = circle.members.values.sorted { $0.device < $1.device }
+        w.u16(UInt16(members.count))
+        for m in members {
+            w.raw(m.device.bytes)
+            w.u64(m.removedAfter.map { $0 + 1 } ?? 0)  // 0: a member; n + 1: removed after n
+        }
+        w.lengthPrefixed(try SealedKeyBox.seal(circle.key(epoch: circle.currentEpoch), to: device.bytes))
+        w.raw(try signer.sign(signatureDomain + w.bytes))
+        return w.bytes
+    }
+
+    /// On the new device: checks that `approval` is signed by `approver` (the member whose
+    /// string the person compared), names this device, and opens the epoch key.
+    public static func accept(_ approval: [UInt8], from approver: DeviceID, as device: SigningKey) throws -> Circle {
+        guard approval.count > SigningKey.signatureLength, approval.count <= 1 << 20 else {
+            throw SyncError.malformed("approval length")
+        }
+        let signed = Array(approval.dropLast(SigningKey.signatureLength))
+        var r = ByteReader(signed)
+        guard try r.raw(4, "magic") == magic else { throw SyncError.malformed("not an approval") }
+        let signer = try DeviceID(r.raw(32, "approver"))
+        guard signer == approver,
+            SigningKey.verify(Array(approval.suffix(SigningKey.signatureLength)), of: signatureDomain + signed,
+                              publicKey: approver.bytes)
+        else { throw SyncError.forged(signer) }
+        let named = try DeviceID(r.raw(32, "device"))
+        guard named.bytes == device.publicKey else { throw SyncError.malformed("the approval names another device") }
+        let epoch = try r.u32("epoch")
+        let count = Int(try r.u16("member count"))
+        var members: [(DeviceID, UInt64)] = []
+        for _ in 0..<count { members.append((try DeviceID(r.raw(32, "member")), try r.u64("removed after"))) }
+        let sealed = try r.lengthPrefixed("sealed key", limit: 1024)
+        try r.expectEnd("approval")
+        let key: SecretBytes
+        do { key = try SealedKeyBox.open(sealed, with: device) } catch { throw SyncError.undecryptable(signer, seq: 0) }
+        var circle = Circle(devices: [], epoch: epoch, key: key)
+        for (member, removed) in members {
+            circle.approve(member)
+            if removed > 0 { try circle.remove(member, lastAccepted: removed - 1) }
+        }
+        guard circle.activeDevices.contains(named), circle.activeDevices.contains(signer) else {
+            throw SyncError.malformed("the approval's members leave out the approver or this device")
+        }
+        return circle
+    }
+}

@@ -1,0 +1,108 @@
+import ArcaCrypto
+import ArcaProtocol
+
+/// An item as it leaves the vault for a backup or a sync record: its class, every attribute
+/// (dates included) and its secret.
+public struct PortableItem: Sendable {
+    /// The item's class.
+    public var itemClass: ItemClass
+    /// Every attribute, `accessible` and `synchronizable` set.
+    public var attributes: ItemAttributes
+    /// The secret.
+    public var secret: SecretBytes
+
+    /// An item from its parts.
+    public init(itemClass: ItemClass, attributes: ItemAttributes, secret: SecretBytes) {
+        self.itemClass = itemClass
+        self.attributes = attributes
+        self.secret = secret
+    }
+
+    /// class u8 ‖ accessible u8 ‖ synchronizable u8 ‖ the vault's attribute record: what a
+    /// record's body carries as attributes.
+    public var encodedAttributes: [UInt8] {
+        let accessible = attributes.accessible ?? .whenUnlocked
+        return [itemClass.rawValue, accessible.rawValue, attributes.synchronizable == true ? 1 : 0]
+            + ItemCodec.encode(attributes)
+    }
+
+    /// Decodes `encodedAttributes`; throws `VaultError.param` on bytes that are not one.
+    public init(encodedAttributes bytes: [UInt8], secret: SecretBytes) throws {
+        guard bytes.count > 3, let itemClass = ItemClass(rawValue: bytes[0]),
+            let accessible = Accessibility(rawValue: bytes[1]), bytes[2] <= 1,
+            var attributes = ItemCodec.decode(Array(bytes[3...]))
+        else { throw VaultError.param("not an item record") }
+        attributes.accessible = accessible
+        attributes.synchronizable = bytes[2] == 1
+        self.init(itemClass: itemClass, attributes: attributes, secret: secret)
+    }
+}
+
+/// What importing one item did.
+public enum ImportOutcome: Sendable, Equatable {
+    /// No item had its primary key: added.
+    case added
+    /// The backup's copy was newer (modification date) and different: it replaced the item.
+    case replaced
+    /// The same item, or a newer one, is already here: nothing changed.
+    case unchanged
+}
+
+/// Backup and restore: every item that may leave the machine, and putting one back.
+extension Vault {
+    /// Every item that may leave this machine (not ThisDeviceOnly), both classes, with
+    /// attributes and secrets. Both portable classes must be unlocked, else `locked`: a
+    /// backup that silently left out the whenUnlocked items would look complete.
+    public func portableItems() throws -> [PortableItem] {
+        guard unlockedClasses.isSuperset(of: [.whenUnlocked, .afterFirstUnlock]) else { throw VaultError.locked }
+        var out: [PortableItem] = []
+        for itemClass in ItemClass.allCases {
+            let query = Query(
+                itemClass, synchronizable: .any, matchLimit: .all, returnData: true, returnAttributes: true)
+            let results: [ItemResult]
+            do { results = try copyMatching(query) } catch VaultError.itemNotFound { continue }
+            for r in results {
+                guard let a = r.attributes, let secret = r.data, !(a.accessible?.isThisDeviceOnly ?? false) else {
+                    continue
+                }
+                out.append(PortableItem(itemClass: itemClass, attributes: a, secret: secret))
+            }
+        }
+        return out
+    }
+
+    /// Puts a backed-up item back: added if its primary key is free, replacing the item here
+    /// only if the backup's copy is different and newer. Importing the same backup twice
+    /// changes nothing the second time. A ThisDeviceOnly item is refused (`param`).
+    public func importItem(_ item: PortableItem) throws -> ImportOutcome {
+        guard !(item.attributes.accessible?.isThisDeviceOnly ?? false) else {
+            throw VaultError.param("a backup cannot carry ThisDeviceOnly items")
+        }
+        var key = ItemAttributes()
+        let a = item.attributes
+        key.service = a.service ?? ""
+        key.account = a.account ?? ""
+        key.accessGroup = a.accessGroup ?? ""
+        key.synchronizable = a.synchronizable ?? false
+        if item.itemClass == .internetPassword {
+            key.service = nil
+            (key.server, key.protocol, key.port) = (a.server ?? "", a.protocol ?? "", a.port)
+            (key.path, key.securityDomain) = (a.path ?? "", a.securityDomain ?? "")
+            key.authenticationType = a.authenticationType ?? ""
+        }
+        let query = Query(item.itemClass, attributes: key, returnData: true, returnAttributes: true)
+        let existing: ItemResult?
+        do { existing = try copyMatching(query).first } catch VaultError.itemNotFound { existing = nil }
+        guard let existing, let here = existing.attributes else {
+            try add(item.itemClass, attributes: a, secret: item.secret, keepingDates: true)
+            return .added
+        }
+        if here == a && existing.data == item.secret { return .unchanged }
+        guard (a.modificationDate ?? 0) > (here.modificationDate ?? 0) else { return .unchanged }
+        try batch {
+            try delete(query)
+            try add(item.itemClass, attributes: a, secret: item.secret, keepingDates: true)
+        }
+        return .replaced
+    }
+}
