@@ -48,11 +48,12 @@ import Testing
         #expect(HandOver.matching(["import", "--", "--from", "secret-service"]) == nil)
         #expect(HandOver.matching(["get", "--from", "secret-service"]) == nil)
         #expect(HandOver.matching(["fleet", "hosts"])?.program == "arca-fleetd")
-        // Another source stays with arca: a usage error naming the one it reads.
+        // A backup file stays with arca, which refuses the Secret Service import's options.
         #expect(
-            try arca(["import", "--from", "backup.arca"])
+            try arca(["import", "--from", "backup.arca", "--dry-run"])
                 == Run(status: 2, stdout: "",
-                       stderr: "error: 'import' needs --from secret-service\nusage: arca import [options]\n"))
+                       stderr: "error: --dry-run is for 'import --from secret-service', not a backup file\n"
+                           + "usage: arca import [options]\n"))
         // arca execs the arca-secretd built beside it, which parses the rest.
         let run = try arca(["import", "--from", "secret-service", "--bogus"])
         #expect(run.status == 2)

@@ -47,8 +47,8 @@ in_bus() {
 # gnome-keyring with its login keyring created (first time) or unlocked by the password on stdin.
 gk='printf gk-pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null; waitname'
 
-check "usage: --from other than secret-service is not this import's" "rc=2" as_user sh -c \
-    "'$build/arca' import --from /tmp/backup.arca >/dev/null 2>&1; echo rc=\$?"
+check "usage: --dry-run with a backup file (not this import's)" "rc=2" as_user sh -c \
+    "'$build/arca' import --from /tmp/backup.arca --dry-run >/dev/null 2>&1; echo rc=\$?"
 check "no provider on the bus: a clear message, exit 1" "arca-secretd: import: nothing owns org.freedesktop.secrets on the session bus: start the provider to import from
 rc=1
 arca-secretd: import: nothing owns org.example.Nobody on the session bus: start the provider to import from
