@@ -21,11 +21,26 @@ extension CommandTable {
                 })
         },
         VerbSpec(
-            "import", "merge an encrypted backup into your vault (importing it again changes nothing)",
-            options: [OptionSpec(.from, .value("FILE"), "the backup file")]
+            "import",
+            "merge an encrypted backup into your vault (importing it again changes nothing), or copy in the items of "
+                + "the running Secret Service provider (--from secret-service)",
+            options: [
+                OptionSpec(.from, .value("FILE"), "the backup file, or secret-service (runs arca-secretd(1) --import)"),
+                OptionSpec(.busName, .value("NAME"), "secret-service: the provider's bus name (org.freedesktop.secrets)"),
+                OptionSpec(.collection, .value("C"), "secret-service: alias, name or path (default: the default alias)"),
+                OptionSpec(.dryRun, "secret-service: read and count, write nothing"),
+            ], json: true
         ) { parsed throws(UsageError) in
             guard let path = parsed.value(.from), !path.isEmpty else {
                 throw UsageError("'import' needs --from FILE", verb: parsed.verb)
+            }
+            // `arca import --from secret-service` execs arca-secretd before parsing (CLI.main, HandOver).
+            guard path != HandOver.secretServiceSource else {
+                throw UsageError(
+                    "'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)", verb: parsed.verb)
+            }
+            for key in [OptionKey.busName, .collection, .dryRun, .json] where parsed.has(key) {
+                throw UsageError("--\(key) is for 'import --from secret-service', not a backup file", verb: parsed.verb)
             }
             return .action(
                 VerbAction(verb: parsed.verb, arguments: [path]) { context, output throws(CLIError) in

@@ -18,7 +18,7 @@ public struct OptionKey: Hashable, Sendable, CustomStringConvertible {
     public static let json = OptionKey("json")
     /// `export --to FILE`.
     public static let to = OptionKey("to")
-    /// `import --from FILE`.
+    /// `import --from FILE` (or `--from secret-service`).
     public static let from = OptionKey("from")
     /// `export --passphrase`.
     public static let passphrase = OptionKey("passphrase")
@@ -80,6 +80,12 @@ public struct OptionKey: Hashable, Sendable, CustomStringConvertible {
     public static let recover = OptionKey("recover")
     /// `--rotate` of `recovery`.
     public static let rotate = OptionKey("rotate")
+    /// `--bus-name` of `import`.
+    public static let busName = OptionKey("bus-name")
+    /// `--collection` of `import`.
+    public static let collection = OptionKey("collection")
+    /// `--dry-run` of `import`.
+    public static let dryRun = OptionKey("dry-run")
 }
 
 /// One option of a verb, as the command table declares it. The same entry drives

@@ -254,13 +254,7 @@ public final class SecretService {
 
     /// The login collection is locked when the class of its new items is
     /// (`secret_service_class` in arca.conf(5)).
-    var loginLocked: Bool {
-        switch settings.accessible {
-        case .afterFirstUnlock, .afterFirstUnlockThisDeviceOnly: !unlocked.contains(.afterFirstUnlock)
-        case .whenUnlocked, .whenUnlockedThisDeviceOnly, .whenPasscodeSetThisDeviceOnly:
-            !unlocked.contains(.whenUnlocked)
-        }
-    }
+    var loginLocked: Bool { settings.isLocked(unlocked: unlocked) }
 }
 
 /// The interface names.

@@ -6,14 +6,18 @@ import Glibc
 #endif
 
 /// arca-secretd [--replace] [--verbose] [--socket PATH]: the freedesktop Secret
-/// Service on the user's session bus, backed by arcad. See arca-secretd(1).
+/// Service on the user's session bus, backed by arcad; `arca-secretd --import ...`
+/// copies another provider's items into the vault (ImportCommand). See arca-secretd(1).
 func fail(_ text: String, code: Int32) -> Never {
     var line = Array("arca-secretd: \(text)\n".utf8)
     _ = write(2, &line, line.count)
     exit(code)
 }
 
-let usage = "usage: arca-secretd [--replace] [--verbose] [--socket PATH]"
+let usage = "usage: arca-secretd [--replace] [--verbose] [--socket PATH]\n       arca-secretd --import [options]"
+if CommandLine.arguments.dropFirst().first == "--import" {
+    ImportCommand.run(Array(CommandLine.arguments.dropFirst(2)))
+}
 var replace = false
 var verbose = false
 var socketPath = ArcadClient.environmentSocketPath

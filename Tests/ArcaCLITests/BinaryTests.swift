@@ -15,7 +15,7 @@ import Testing
 
     @Test func usageErrorForEveryVerb() throws {
         // `fleet` hands its arguments to arca-fleetd, which reports its own usage errors (below).
-        for verb in CommandTable.verbs where verb.name != FleetHandOver.verb {
+        for verb in CommandTable.verbs where verb.name != HandOver.fleet.verb {
             let result = try arca([verb.name, "--bogus"])
             #expect(
                 result
@@ -39,6 +39,31 @@ import Testing
         #expect(
             try arca(["get", "--account", "x"])
                 == Run(status: 2, stdout: "", stderr: "error: 'get' needs --service\nusage: arca get [options]\n"))
+    }
+
+    @Test func importHandsOverOnlyTheSecretServiceSource() throws {
+        #expect(HandOver.matching(["import", "--from", "secret-service"])?.program == "arca-secretd")
+        #expect(HandOver.matching(["import", "--json", "--from=secret-service"])?.leadingArguments == ["--import"])
+        #expect(HandOver.matching(["import", "--from", "backup.arca"]) == nil)
+        #expect(HandOver.matching(["import", "--", "--from", "secret-service"]) == nil)
+        #expect(HandOver.matching(["get", "--from", "secret-service"]) == nil)
+        #expect(HandOver.matching(["fleet", "hosts"])?.program == "arca-fleetd")
+        // A backup file stays with arca, which refuses the Secret Service import's options.
+        #expect(
+            try arca(["import", "--from", "backup.arca", "--dry-run"])
+                == Run(status: 2, stdout: "",
+                       stderr: "error: --dry-run is for 'import --from secret-service', not a backup file\n"
+                           + "usage: arca import [options]\n"))
+        // arca execs the arca-secretd built beside it, which parses the rest.
+        let run = try arca(["import", "--from", "secret-service", "--bogus"])
+        #expect(run.status == 2)
+        #expect(run.stderr.hasPrefix(
+            "arca-secretd: import: unknown option --bogus\nusage: arca import --from secret-service [--bus-name NAME]"))
+        var output = Output(standardOutputIsTerminal: false)
+        #expect(CLI.run(["import", "--from", "secret-service"], output: &output) == 2)
+        #expect(String(decoding: output.standardError, as: UTF8.self)
+            == "error: 'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)\n"
+            + "usage: arca import [options]\n")
     }
 
     /// Each verb that talks to arcad, with the name it reports and the stdin it needs.

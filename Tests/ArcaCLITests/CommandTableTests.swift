@@ -65,6 +65,20 @@ struct CommandTableTests {
         #expect(try Validation.validate(try Parser.parse([verb] + arguments)) == expected)
     }
 
+    @Test("import: --from secret-service is handed over; its options are refused with a backup file")
+    func importSources() {
+        func validate(_ words: [String]) -> UsageError? {
+            do { _ = try Validation.validate(try Parser.parse(["import"] + words)) } catch { return error }
+            return nil
+        }
+        #expect(validate(["--from", "secret-service"]) == UsageError(
+            "'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)", verb: "import"))
+        #expect(validate(["--from", "/tmp/b", "--dry-run"]) == UsageError(
+            "--dry-run is for 'import --from secret-service', not a backup file", verb: "import"))
+        #expect(validate(["--from", "/tmp/b", "--json"]) == UsageError(
+            "--json is for 'import --from secret-service', not a backup file", verb: "import"))
+    }
+
     @Test("the table lists each verb once, and only the verbs expected here")
     func tableMatchesExpectations() {
         let names = CommandTable.verbs.map(\.name)

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// The calls `arca fleet` makes to hand over to arca-fleetd.
+/// The calls a hand-over makes (``HandOver``: `arca fleet`, `arca import --from secret-service`).
 enum Exec {
     /// This process's executable, or "" if unknown. The corresponding C function is
     /// `readlink("/proc/self/exe")`.

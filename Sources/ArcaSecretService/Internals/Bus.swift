@@ -100,18 +100,27 @@ final class BusConnection {
     func call(_ destination: String, _ path: String, _ interface: String, _ member: String, _ strings: [String])
         throws(BusError) -> BusMessage
     {
+        try call(destination, path, interface, member, values: strings.map { .string($0) }, timeout: 2_000_000)
+    }
+
+    /// Calls a bus method and waits (`timeout` microseconds at most). A D-Bus error
+    /// reply throws with its name. The corresponding C function is `sd_bus_call`.
+    func call(
+        _ destination: String, _ path: String, _ interface: String, _ member: String, values: [BusValue],
+        timeout: UInt64
+    ) throws(BusError) -> BusMessage {
         var request: OpaquePointer?
         var r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
         guard r >= 0, let request else { throw BusError(call: "new call \(member)", errno: -r, name: nil) }
         defer { sd_bus_message_unref(request) }
-        for s in strings {
-            r = s.withCString { sd_bus_message_append_basic(request, CChar(UInt8(ascii: "s")), $0) }
-            guard r >= 0 else { throw BusError(call: "append to \(member)", errno: -r, name: nil) }
+        let outgoing = BusMessage(borrowing: request)
+        for v in values {
+            guard outgoing.append(v) else { throw BusError(call: "append to \(member)", errno: EINVAL, name: nil) }
         }
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        r = sd_bus_call(bus, request, 2_000_000, &error, &reply)
+        r = sd_bus_call(bus, request, timeout, &error, &reply)
         guard r >= 0, let reply else {
             throw BusError(call: "\(interface).\(member)", errno: -r, name: error.name.map { String(cString: $0) })
         }

@@ -61,6 +61,13 @@ final class BusMessage {
         return value
     }
 
+    func readUInt64() throws(BusError) -> UInt64 {
+        var value: UInt64 = 0
+        let r = sd_bus_message_read_basic(message, Self.code("t"), &value)
+        guard r > 0 else { throw BusError(call: "read t", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        return value
+    }
+
     /// Reads an `ay`. The corresponding C function is `sd_bus_message_read_array`.
     func readBytes() throws(BusError) -> [UInt8] {
         var pointer: UnsafeRawPointer?
@@ -129,6 +136,7 @@ final class BusMessage {
         case "s": return .string(try readString())
         case "o": return .objectPath(try readString("o"))
         case "b": return .bool(try readBool())
+        case "t": return .uint64(try readUInt64())
         case "ay": return .bytes(try readBytes())
         case "a{ss}": return .stringDictionary(try readStringDictionary())
         default:
