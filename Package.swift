@@ -68,11 +68,14 @@ let package = Package(
         .target(name: "ArcaProtocol", dependencies: ["ArcaSystem"]),
         // Sync records, their signatures and the merge (ARCHITECTURE §12): pure logic, no I/O.
         .target(name: "ArcaSync", dependencies: ["ArcaCrypto"]),
-        .target(name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto", "ArcaProtocol"]),
+        .target(
+            name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto", "ArcaProtocol"]),
         .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
-            dependencies: ["ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync", "CSystemd"]),
+            dependencies: [
+                "ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync", "CSystemd",
+            ]),
 
         // Public library products: no unsafe flags anywhere below them.
         .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
@@ -127,8 +130,10 @@ let package = Package(
         .executableTarget(name: "arcad-probe", dependencies: ["ArcaProtocol"], path: "Tests/ArcadProbe"),
         .testTarget(
             name: "ArcadTests",
-            dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
-                           "arca-keyring-probe"]),
+            dependencies: [
+                "ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
+                "arca-keyring-probe",
+            ]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
         .testTarget(name: "ArcaSystemTests", dependencies: ["ArcaSystem"]),
         // The library products: unit tests, and live tests against a real arcad.

@@ -51,12 +51,13 @@ final class StringKeychain: Sendable {
 
     /// The status of a read, for callers that must tell "locked" from "absent".
     func readStatus(forKey key: String) -> OSStatus {
-        let query = [
-            kSecClass: kSecClassGenericPassword,
-            kSecAttrService: service,
-            kSecAttrAccount: key,
-            kSecReturnData: true,
-        ] as [CFString: Any]
+        let query =
+            [
+                kSecClass: kSecClassGenericPassword,
+                kSecAttrService: service,
+                kSecAttrAccount: key,
+                kSecReturnData: true,
+            ] as [CFString: Any]
         var result: CFTypeRef?
         return SecItemCopyMatching(query as CFDictionary, &result)
     }

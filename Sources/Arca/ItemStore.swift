@@ -5,7 +5,7 @@ import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The engine under ``Keychain`` and `ArcaSecurity`: the four item operations
@@ -99,7 +99,7 @@ package struct ItemStore: Sendable {
         do {
             guard let data = try copyMatching(query).first?.data else { return nil }
             return (Data(data), .socket)
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return nil
         }
     }

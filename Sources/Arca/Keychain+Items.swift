@@ -76,7 +76,7 @@ extension Keychain {
             return try store.copyMatching(query(key: nil, limit: .all, returning: .attributes)).map {
                 KeychainItem($0.attributes)
             }
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return []
         }
     }
@@ -87,7 +87,7 @@ extension Keychain {
         do {
             let items = try store.copyMatching(query(key: key, returning: [.attributes, .persistentRef]))
             return items.first.map { KeychainItem($0.attributes, persistentRef: $0.persistentRef) }
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return nil
         }
     }
@@ -99,7 +99,7 @@ extension Keychain {
             return try store.copyMatching(query(key: key, returning: .persistentRef)).first?.persistentRef.map {
                 Data($0)
             }
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return nil
         }
     }
@@ -109,7 +109,7 @@ extension Keychain {
         let query = Query(itemClass: wireClass, persistentRef: [UInt8](persistentRef), returnFlags: .data)
         do {
             return try store.copyMatching(query).first?.data.map { Data($0) }
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return nil
         }
     }

@@ -86,7 +86,7 @@ extension Keychain {
     public func remove(_ key: String) throws(KeychainError) {
         do {
             try store.delete(query(key: key, limit: .all))
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return
         }
     }
@@ -95,7 +95,7 @@ extension Keychain {
     public func removeAll() throws(KeychainError) {
         do {
             try store.delete(query(key: nil, limit: .all))
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return
         }
     }
@@ -105,7 +105,7 @@ extension Keychain {
     public func contains(_ key: String) throws(KeychainError) -> Bool {
         do {
             return try !store.copyMatching(query(key: key, returning: .attributes)).isEmpty
-        } catch where error.code == .itemNotFound {
+        } catch  where error.code == .itemNotFound {
             return false
         }
     }
@@ -142,11 +142,11 @@ extension Keychain {
             do {
                 _ = try store.add(wireClass, attributes: attributes, secret: bytes)
                 return
-            } catch where error.code == .duplicateItem {
+            } catch  where error.code == .duplicateItem {
                 do {
                     try store.update(query(key: key), attributes: writtenAttributes, secret: bytes)
                     return
-                } catch where error.code == .itemNotFound {
+                } catch  where error.code == .itemNotFound {
                     continue
                 }
             }

@@ -2,7 +2,7 @@ import ArcaProtocol
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The `arca` tool: parse, validate, run, and map the outcome to an exit status.

@@ -26,8 +26,10 @@ extension CommandTable {
                 + "the running Secret Service provider (--from secret-service)",
             options: [
                 OptionSpec(.from, .value("FILE"), "the backup file, or secret-service (runs arca-secretd(1) --import)"),
-                OptionSpec(.busName, .value("NAME"), "secret-service: the provider's bus name (org.freedesktop.secrets)"),
-                OptionSpec(.collection, .value("C"), "secret-service: alias, name or path (default: the default alias)"),
+                OptionSpec(
+                    .busName, .value("NAME"), "secret-service: the provider's bus name (org.freedesktop.secrets)"),
+                OptionSpec(
+                    .collection, .value("C"), "secret-service: alias, name or path (default: the default alias)"),
                 OptionSpec(.dryRun, "secret-service: read and count, write nothing"),
             ], json: true
         ) { parsed throws(UsageError) in

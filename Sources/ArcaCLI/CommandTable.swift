@@ -119,9 +119,10 @@ public enum CommandTable {
         ) { parsed throws(UsageError) in
             // The arca binary execs arca-fleetd before parsing (CLI.main): only an in-process run gets here,
             // and it must never replace its caller.
-            .action(VerbAction(verb: parsed.verb, arguments: parsed.positionals) { _, _ throws(CLIError) in
-                throw .usage(UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: "fleet"))
-            })
+            .action(
+                VerbAction(verb: parsed.verb, arguments: parsed.positionals) { _, _ throws(CLIError) in
+                    throw .usage(UsageError("'fleet' runs arca-fleetd; see arca-fleetd(8)", verb: "fleet"))
+                })
         },
         VerbSpec("show", "show Arca's kernel keyrings and key ids, like keyctl show", json: true) {
             parsed throws(UsageError) in .show(json: parsed.wantsJSON)

@@ -5,7 +5,8 @@ import ArcaProtocol
 /// key); the CLI reads the recovery key or passphrase from stdin and moves the bytes.
 extension Context {
     mutating func exportBackup(to path: String, passphrase: Bool, output: inout Output) throws(CLIError) {
-        let secret = passphrase
+        let secret =
+            passphrase
             ? try password(prompt: "backup passphrase: ", confirm: true)
             : try input.line(prompt: "recovery key: ", limit: ProtocolLimits.maximumRecoveryKeyLength)
         var text = secret.withUnsafeBytes { Array($0) }
@@ -32,7 +33,8 @@ extension Context {
         }
         // Byte 4 of a backup says what it is sealed to (arca-vault(5)); arcad checks it again.
         let sealedToPassphrase = bytes.count > 4 && bytes[4] == 2
-        let secret = sealedToPassphrase
+        let secret =
+            sealedToPassphrase
             ? try password(prompt: "backup passphrase: ")
             : try input.line(prompt: "recovery key: ", limit: ProtocolLimits.maximumRecoveryKeyLength)
         var text = secret.withUnsafeBytes { Array($0) }

@@ -3,7 +3,7 @@ import ArcaKeyring
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The item verbs: add, get, find/list, update, delete, clear.
@@ -29,12 +29,15 @@ extension Context {
         _ item: ItemSelection, secret source: SecretSource, replaceExisting: Bool, compatibility: Bool,
         output: inout Output
     ) throws(CLIError) {
-        let what = compatibility ? (item.itemClass == .genericPassword ? "add-generic-password" : "add-internet-password") : "add"
+        let what =
+            compatibility
+            ? (item.itemClass == .genericPassword ? "add-generic-password" : "add-internet-password") : "add"
         let secret = try readSecret(source, prompt: "secret: ", output: &output)
         var bytes = secret.withUnsafeBytes { Array($0) }
         defer { SecureWipe.zero(&bytes) }
         var request = Request.add(
-            AddRequest(vault: .user(uid: uid), itemClass: item.itemClass, attributes: item.allAttributes, secret: bytes))
+            AddRequest(vault: .user(uid: uid), itemClass: item.itemClass, attributes: item.allAttributes, secret: bytes)
+        )
         defer { request.wipeSecrets() }
         do {
             _ = try send(request, what: what)
@@ -111,8 +114,7 @@ extension Context {
         }
     }
 
-    mutating func find(_ item: ItemSelection?, showSecrets: Bool, json: Bool, output: inout Output) throws(CLIError)
-    {
+    mutating func find(_ item: ItemSelection?, showSecrets: Bool, json: Bool, output: inout Output) throws(CLIError) {
         let what = item == nil ? "list" : "find"
         let flags: ReturnFlags = showSecrets ? [.attributes, .data, .persistentRef] : [.attributes, .persistentRef]
         var results: [(ItemClass, ResultItem)] = []
@@ -137,8 +139,9 @@ extension Context {
             var writer = JSONWriter()
             writer.beginArray()
             for (itemClass, result) in results {
-                ItemFormat.json(itemClass, result, secretService: result.persistentRef.flatMap { secretService[$0] },
-                                into: &writer)
+                ItemFormat.json(
+                    itemClass, result, secretService: result.persistentRef.flatMap { secretService[$0] },
+                    into: &writer)
             }
             writer.endArray()
             writer.flush(into: &output)

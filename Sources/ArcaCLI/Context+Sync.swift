@@ -6,7 +6,8 @@ extension Context {
         let reply: Reply
         do { reply = try send(.syncInit(uid: uid), what: "sync init") } catch {
             guard case .status(.duplicateItem, _, _) = error else { throw error }
-            throw .status(.duplicateItem, what: "sync init", detail: "sync is already set up for this user on this machine")
+            throw .status(
+                .duplicateItem, what: "sync init", detail: "sync is already set up for this user on this machine")
         }
         guard case .syncDevice(let id) = reply else {
             throw .failure(what: "sync init", why: "unexpected reply from arcad")

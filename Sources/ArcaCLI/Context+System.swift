@@ -3,7 +3,7 @@ import ArcaKeyring
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The system-vault verbs: add/get/delete --system, grant, revoke, grants.
@@ -32,8 +32,7 @@ extension Context {
         _ = try send(.grant(query: query, principals: grants), what: "add")
     }
 
-    mutating func systemGet(_ item: ItemSelection, useKernel: Bool, json: Bool, output: inout Output) throws(CLIError)
-    {
+    mutating func systemGet(_ item: ItemSelection, useKernel: Bool, json: Bool, output: inout Output) throws(CLIError) {
         // arcad placed the caller's granted items in its persistent keyring (ring arca:svc).
         if useKernel,
             let secret = KeyringReader().readItem(named: item.allAttributes, itemClass: .genericPassword, granted: true)

@@ -48,8 +48,10 @@ struct HandOver {
             .joined(separator: "/")
         let parent = directory.split(separator: "/", omittingEmptySubsequences: false).dropLast()
             .joined(separator: "/")
-        return [directory + "/" + program, parent + "/sbin/" + program, "/usr/local/bin/" + program,
-                "/usr/local/sbin/" + program, "/usr/bin/" + program, "/usr/sbin/" + program]
+        return [
+            directory + "/" + program, parent + "/sbin/" + program, "/usr/local/bin/" + program,
+            "/usr/local/sbin/" + program, "/usr/bin/" + program, "/usr/sbin/" + program,
+        ]
     }
 
     /// Replaces this process with the program; returns only if that failed, with the exit status.

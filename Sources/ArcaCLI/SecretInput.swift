@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reads passwords and secrets from stdin (a pipe: line by line, so scripts can
@@ -80,7 +80,9 @@ public struct SecretInput {
             }
             return nil
         }
-        if let failure { throw .failure(what: what, why: "cannot read stdin: " + String(cString: strerror(failure.rawValue))) }
+        if let failure {
+            throw .failure(what: what, why: "cannot read stdin: " + String(cString: strerror(failure.rawValue)))
+        }
         guard count <= limit else { throw .failure(what: what, why: "longer than \(limit) bytes") }
         if stopAtNewline, sawEnd, !sawAnything { throw .failure(what: what, why: "no \(what) on stdin") }
         if !stopAtNewline, count > 0, buffer.withUnsafeBytes({ $0[count - 1] }) == 0x0a { count -= 1 }

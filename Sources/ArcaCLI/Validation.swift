@@ -1,7 +1,7 @@
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Turns a ``ParsedCommand`` into a ``Command``, checking every value first.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Argon2id (v1.3, parallelism 1) parameters. They are stored in a vault's header

@@ -12,7 +12,8 @@ public enum KeyWrap {
 
     /// Unwraps a key sealed by `wrap`. Wrong wrapping key, wrong context or altered
     /// bytes → `CryptoError.authenticationFailed`.
-    public static func unwrap(_ wrapped: [UInt8], with wrappingKey: SecretBytes, context: [UInt8]) throws -> SecretBytes {
+    public static func unwrap(_ wrapped: [UInt8], with wrappingKey: SecretBytes, context: [UInt8]) throws -> SecretBytes
+    {
         try AEAD.open(SealedBox(combined: wrapped), key: wrappingKey, associatedData: context)
     }
 

@@ -48,7 +48,8 @@ public enum KeyedHash {
 public enum SubkeyDerivation {
     /// Derives a 32-byte key for `label` (e.g. "arca.class.v1/whenUnlocked"),
     /// mixing in `extra` (e.g. a host secret) when given.
-    public static func derive(from master: SecretBytes, label: String, extra: SecretBytes? = nil) throws -> SecretBytes {
+    public static func derive(from master: SecretBytes, label: String, extra: SecretBytes? = nil) throws -> SecretBytes
+    {
         var input = Array("arca-kdf\u{0}".utf8) + Array(label.utf8) + [0]
         if let extra {
             input += withUnsafeBytes(of: UInt32(extra.count).littleEndian) { Array($0) }

@@ -40,7 +40,9 @@ public struct SigningKey: Sendable {
     public func sign(_ message: [UInt8]) throws -> [UInt8] {
         var sig = [UInt8](repeating: 0, count: Self.signatureLength)
         let ok = sig.withUnsafeMutableBytes { s in
-            message.withUnsafeBytes { m in secretKey.withUnsafeBytes { Sodium.sign(signature: s, message: m, secretKey: $0) } }
+            message.withUnsafeBytes { m in
+                secretKey.withUnsafeBytes { Sodium.sign(signature: s, message: m, secretKey: $0) }
+            }
         }
         guard ok else { throw CryptoError.invalidParameters("Ed25519 signing failed") }
         return sig
@@ -51,7 +53,9 @@ public struct SigningKey: Sendable {
     public static func verify(_ signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard Sodium.ready else { return false }
         return signature.withUnsafeBytes { s in
-            message.withUnsafeBytes { m in publicKey.withUnsafeBytes { Sodium.verify(signature: s, message: m, publicKey: $0) } }
+            message.withUnsafeBytes { m in
+                publicKey.withUnsafeBytes { Sodium.verify(signature: s, message: m, publicKey: $0) }
+            }
         }
     }
 }
@@ -86,9 +90,11 @@ public enum SealedKeyBox {
             throw CryptoError.invalidLength(what: "sealed key box", expected: overhead, actual: box.count)
         }
         var boxPublic = [UInt8](repeating: 0, count: Sodium.boxPublicKeyLength)
-        guard boxPublic.withUnsafeMutableBytes({ o in
-            key.publicKey.withUnsafeBytes { Sodium.boxPublicKey(output: o, signPublicKey: $0) }
-        }) else { throw CryptoError.invalidParameters("not an Ed25519 public key") }
+        guard
+            boxPublic.withUnsafeMutableBytes({ o in
+                key.publicKey.withUnsafeBytes { Sodium.boxPublicKey(output: o, signPublicKey: $0) }
+            })
+        else { throw CryptoError.invalidParameters("not an Ed25519 public key") }
         let boxSecret = try SecretBytes(count: Sodium.boxSecretKeyLength) { o in
             guard key.secretKey.withUnsafeBytes({ Sodium.boxSecretKey(output: o, signSecretKey: $0) }) else {
                 throw CryptoError.invalidParameters("not an Ed25519 secret key")

@@ -74,7 +74,8 @@ public struct DaemonConfig: Equatable, Sendable {
     private mutating func set(key: String, value: String, location: String) throws {
         func int(_ range: ClosedRange<Int>) throws -> Int {
             guard let n = Int(value), range.contains(n) else {
-                throw ConfigError(location: location, message: "\(key) must be a whole number in \(range), got '\(value)'")
+                throw ConfigError(
+                    location: location, message: "\(key) must be a whole number in \(range), got '\(value)'")
             }
             return n
         }
@@ -136,7 +137,8 @@ extension StringProtocol {
     func trimmingWhitespace() -> String {
         let scalars = unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let end = scalars.lastIndex(where: { !$0.properties.isWhitespace }) else { return "" }
+            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
         return String(String.UnicodeScalarView(scalars[start...end]))
     }
 }

@@ -1,10 +1,10 @@
 import ArcaCrypto
 import ArcaProtocol
-import Synchronization
 import ArcaSystem
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// systemd's `LoadCredential=ID:/run/arca/credentials.sock` (ARCHITECTURE §8).
@@ -87,7 +87,7 @@ public final class CredentialServer: Sendable {
     /// `<random>/unit/<unit>/<id>` with no further slash and no NUL.
     static func unitAndID(address bytes: [UInt8]) -> (String, String)? {
         guard bytes.first == 0, !bytes.dropFirst().contains(0),
-              let text = String(validating: bytes.dropFirst(), as: UTF8.self)
+            let text = String(validating: bytes.dropFirst(), as: UTF8.self)
         else { return nil }
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 4, !parts[0].isEmpty, parts[1] == "unit", !parts[2].isEmpty, !parts[3].isEmpty else {

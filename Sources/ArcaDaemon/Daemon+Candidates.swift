@@ -42,14 +42,16 @@ extension Daemon {
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             dropExpiredCandidates(state)
             let id = SessionID(session)
-            guard state.lock.sessions[id] != nil, let index = state.candidates.firstIndex(where: { $0.token == candidate })
+            guard state.lock.sessions[id] != nil,
+                let index = state.candidates.firstIndex(where: { $0.token == candidate })
             else { throw HandlerError.noCandidate }
             let key = state.candidates.remove(at: index).key
             if let suspect = state.suspect, suspect.session != id, suspect.key.key == key.key {
                 state.suspect = nil
                 state.pending = key
-                Log.notice("uid \(uid): login password out of sync with the vault; "
-                           + "the next unlock with the old password (or the recovery key) re-wraps it")
+                Log.notice(
+                    "uid \(uid): login password out of sync with the vault; "
+                        + "the next unlock with the old password (or the recovery key) re-wraps it")
             } else {
                 state.suspect = Suspect(key: key, session: id)
                 Log.notice("uid \(uid): a session opened with a password that does not open the vault")
@@ -72,9 +74,11 @@ extension Daemon {
         }
         dropExpiredCandidates(state)
         if state.candidates.count >= Self.maximumCandidates { state.candidates.removeFirst() }
-        state.candidates.append(Candidate(
-            token: token,
-            key: PendingKey(key: copy, parameters: parameters, expires: Clock.monotonicSeconds() + Self.candidateLifetime)))
+        state.candidates.append(
+            Candidate(
+                token: token,
+                key: PendingKey(
+                    key: copy, parameters: parameters, expires: Clock.monotonicSeconds() + Self.candidateLifetime)))
         return token.withUnsafeBytes { Array($0) }
     }
 

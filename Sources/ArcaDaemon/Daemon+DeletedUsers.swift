@@ -1,7 +1,7 @@
 import ArcaKeyring
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Deleted accounts (ARCHITECTURE §6): a user's `@u` outlives the account in the

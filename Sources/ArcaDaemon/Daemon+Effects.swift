@@ -43,7 +43,8 @@ extension Daemon {
                     guard let attributes = result.attributes, let data = result.data,
                         attributes.accessGroup != AttributeItem.accessGroup
                     else { continue }
-                    items.append(KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: itemClass), secret: data))
+                    items.append(
+                        KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: itemClass), secret: data))
                 }
             }
         }

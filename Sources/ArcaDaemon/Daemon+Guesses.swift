@@ -1,7 +1,7 @@
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One throttle for every door to a user's password: each request that checks a
@@ -77,10 +77,11 @@ extension Daemon {
     }
 
     private func countFailure(_ uid: UInt32) {
-        let count = (try? context(uid).withLock { state throws(HandlerError) -> Int in
-            state.failures += 1
-            return state.failures
-        }) ?? 0
+        let count =
+            (try? context(uid).withLock { state throws(HandlerError) -> Int in
+                state.failures += 1
+                return state.failures
+            }) ?? 0
         Log.warning("uid \(uid): wrong password or key (\(count) in a row)")
     }
 }

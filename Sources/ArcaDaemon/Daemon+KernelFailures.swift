@@ -24,8 +24,10 @@ extension Daemon {
     func requireKernelRemoved(_ state: UserState) throws(HandlerError) {
         let left = retryKernelRemoval(state)
         guard left.isEmpty else {
-            let names = [left.contains(.whenUnlocked) ? "whenUnlocked" : nil,
-                         left.contains(.afterFirstUnlock) ? "afterFirstUnlock" : nil].compactMap { $0 }
+            let names = [
+                left.contains(.whenUnlocked) ? "whenUnlocked" : nil,
+                left.contains(.afterFirstUnlock) ? "afterFirstUnlock" : nil,
+            ].compactMap { $0 }
             throw HandlerError(
                 .internalComponent,
                 "lock incomplete: keys of \(names.joined(separator: ", ")) are still in the kernel; see arcad's log")

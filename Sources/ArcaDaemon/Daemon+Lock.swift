@@ -10,10 +10,11 @@ extension Daemon {
             for c in state.lock.loadedClasses {
                 unlocked.insert(c == .whenUnlocked ? .whenUnlocked : .afterFirstUnlock)
             }
-            return .status(VaultStatus(
-                uid: uid, hasVault: vault != nil, unlocked: unlocked, sessionCount: UInt32(state.lock.sessionCount),
-                passwordOutOfSync: state.pending != nil, itemsNotInKernel: UInt32(clamping: state.itemsNotInKernel),
-                hasRecoveryKey: vault?.hasRecoveryKey ?? false, lockIncomplete: retryKernelRemoval(state)))
+            return .status(
+                VaultStatus(
+                    uid: uid, hasVault: vault != nil, unlocked: unlocked, sessionCount: UInt32(state.lock.sessionCount),
+                    passwordOutOfSync: state.pending != nil, itemsNotInKernel: UInt32(clamping: state.itemsNotInKernel),
+                    hasRecoveryKey: vault?.hasRecoveryKey ?? false, lockIncomplete: retryKernelRemoval(state)))
         }
     }
 

@@ -35,8 +35,9 @@ extension Daemon {
                 return .ok
             }
             state.pending = PendingKey(key: newKey, parameters: parameters, expires: .infinity)
-            Log.notice("uid \(uid): login password reset by an administrator; vault out of sync until the next "
-                       + "unlock with the old password or the recovery key")
+            Log.notice(
+                "uid \(uid): login password reset by an administrator; vault out of sync until the next "
+                    + "unlock with the old password or the recovery key")
             return .ok
         }
     }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sessions whose opener died. A PAM application killed with SIGKILL (or a
@@ -35,8 +35,9 @@ extension Daemon {
                 for (id, record) in state.lock.sessions where ended(record) {
                     let effects = state.lock.closeSession(id)
                     if let vault = state.vault { apply(effects, to: state, vault: vault) }
-                    Log.notice("uid \(state.uid): session (\(record.service), pid \(record.opener?.pid ?? 0)) "
-                               + "ended without closing: \(reason) (\(state.lock.sessionCount) open)")
+                    Log.notice(
+                        "uid \(state.uid): session (\(record.service), pid \(record.opener?.pid ?? 0)) "
+                            + "ended without closing: \(reason) (\(state.lock.sessionCount) open)")
                 }
             }
         }

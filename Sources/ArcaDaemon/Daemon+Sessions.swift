@@ -1,7 +1,7 @@
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// PAM sessions: open, close and list, each an event of the user's lock-state
@@ -46,10 +46,11 @@ extension Daemon {
         for context in allContexts() {
             try context.withLock { state throws(HandlerError) in
                 for (id, record) in state.lock.sessions {
-                    list.append(SessionInfo(
-                        id: record.number, uid: state.uid, service: record.service, tty: record.tty,
-                        remoteHost: record.remoteHost, remoteUser: record.remoteUser, openedAt: record.openedAt,
-                        locked: state.lock.isLocked(id) ?? true))
+                    list.append(
+                        SessionInfo(
+                            id: record.number, uid: state.uid, service: record.service, tty: record.tty,
+                            remoteHost: record.remoteHost, remoteUser: record.remoteUser, openedAt: record.openedAt,
+                            locked: state.lock.isLocked(id) ?? true))
                 }
             }
         }

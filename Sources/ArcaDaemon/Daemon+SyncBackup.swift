@@ -68,8 +68,9 @@ extension Daemon {
                 throw Self.syncError(error)
             }
             guard bytes.count <= ProtocolLimits.maximumBackupLength else {
-                throw .param("the backup would be \(bytes.count) bytes; one request carries at most "
-                             + "\(ProtocolLimits.maximumBackupLength)")
+                throw .param(
+                    "the backup would be \(bytes.count) bytes; one request carries at most "
+                        + "\(ProtocolLimits.maximumBackupLength)")
             }
             Log.info("uid \(uid): \(items.count) items exported to a backup")
             return .backup(bytes)
@@ -80,7 +81,8 @@ extension Daemon {
         throws(HandlerError) -> Reply
     {
         try authorize(peer, for: uid)
-        let opener: BackupOpener = Backup.isSealedToPassphrase(backup)
+        let opener: BackupOpener =
+            Backup.isSealedToPassphrase(backup)
             ? .passphrase(secret) : .recoveryKey(try Self.recoveryKey(secret))
         let bodies = try derivations.run(uid: uid) { () throws(HandlerError) -> [RecordBody] in
             do { return try Backup.read(backup, with: opener) } catch { throw Self.syncError(error) }

@@ -51,7 +51,8 @@ extension Daemon {
                 peer.isRoot || Self.allows(GrantCodec.decode(result.attributes?.generic), uid: peer.uid, groups: groups)
             }
             guard !readable.isEmpty else { throw HandlerError(.itemNotFound, "no such item") }
-            return .items(readable.prefix(limit.count).map { systemResult($0, flags: query.returnFlags, secret: $0.data) })
+            return .items(
+                readable.prefix(limit.count).map { systemResult($0, flags: query.returnFlags, secret: $0.data) })
         }
     }
 
@@ -157,7 +158,8 @@ extension Daemon {
         var perUID: [UInt32: [KeyringItem]] = [:]
         for item in Self.everyItem(state.vault, data: true) {
             guard let attributes = item.attributes, let secret = item.data else { continue }
-            let keyringItem = KeyringItem(key: ItemMapping.keyringKey(attributes, itemClass: .genericPassword), secret: secret)
+            let keyringItem = KeyringItem(
+                key: ItemMapping.keyringKey(attributes, itemClass: .genericPassword), secret: secret)
             for uid in Self.grantedUIDs(GrantCodec.decode(attributes.generic)) {
                 perUID[uid, default: []].append(keyringItem)
             }
@@ -192,7 +194,9 @@ extension Daemon {
         for item in everyItem(vault, data: false) {
             guard let attributes = item.attributes else { continue }
             let description = ItemMapping.keyringKey(attributes, itemClass: .genericPassword).keyDescription
-            for uid in grantedUIDs(GrantCodec.decode(attributes.generic)) { wanted[uid, default: []].insert(description) }
+            for uid in grantedUIDs(GrantCodec.decode(attributes.generic)) {
+                wanted[uid, default: []].insert(description)
+            }
         }
         return wanted
     }
@@ -226,8 +230,10 @@ extension Daemon {
     func credential(unit: String, id credential: String) -> SecretBytes? {
         let wanted = Principal.unit(name: unit, credential: credential)
         return try? system.withLock { state throws(HandlerError) -> SecretBytes? in
-            Self.everyItem(state.vault, data: true).first { GrantCodec.decode($0.attributes?.generic).contains(wanted) }?
-                .data
+            Self.everyItem(state.vault, data: true).first {
+                GrantCodec.decode($0.attributes?.generic).contains(wanted)
+            }?
+            .data
         }
     }
 

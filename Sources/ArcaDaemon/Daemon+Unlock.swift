@@ -4,7 +4,7 @@ import ArcaProtocol
 import ArcaVault
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Unlock and enrollment: a right key makes the user's lock-state machine load
@@ -15,8 +15,9 @@ extension Daemon {
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             guard let vault = try self.vault(of: state) else { return .kdfParameters(nil) }
             let p = vault.kdfParameters
-            return .kdfParameters(KeyDerivationParameters(
-                opsLimit: p.opsLimit, memoryLimit: UInt64(p.memoryLimit), salt: p.salt))
+            return .kdfParameters(
+                KeyDerivationParameters(
+                    opsLimit: p.opsLimit, memoryLimit: UInt64(p.memoryLimit), salt: p.salt))
         }
     }
 
@@ -62,7 +63,8 @@ extension Daemon {
             let vault: Vault
             do {
                 vault = try Vault.create(
-                    at: vaultPath(uid), derivedKey: key, kdfParameters: parameters, hostSecret: hostSecret).vault
+                    at: vaultPath(uid), derivedKey: key, kdfParameters: parameters, hostSecret: hostSecret
+                ).vault
             } catch {
                 throw HandlerError.vault(error)
             }

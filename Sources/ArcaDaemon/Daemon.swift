@@ -4,7 +4,7 @@ import ArcaVault
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// arcad's request logic: authorization from the peer's credentials, the vaults,
@@ -238,8 +238,9 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
         // arcad runs Argon2id for `unlockWithPassword`, and so does every login: a
         // vault's cost must stay what calibration could have chosen here.
         guard memory <= Argon2id.memoryCeiling(), p.opsLimit <= Self.maximumOpsLimit else {
-            throw .param("Argon2id cost above what this machine allows (at most \(Argon2id.memoryCeiling() >> 20) MiB, "
-                         + "\(Self.maximumOpsLimit) passes)")
+            throw .param(
+                "Argon2id cost above what this machine allows (at most \(Argon2id.memoryCeiling() >> 20) MiB, "
+                    + "\(Self.maximumOpsLimit) passes)")
         }
         // A user's own request sets the cost arcad pays at each `arca unlock`: it
         // stays under arca.conf's kdf_max_cost. The login stack (root) sends what

@@ -2,7 +2,7 @@ import ArcaKeyring
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Process-level set-up of arcad.
@@ -37,9 +37,15 @@ public enum DaemonProcess {
     /// as working directory. Returns the descriptor to hand to `ready`.
     public static func detach() -> Int32 {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { Log.error("pipe: \(String(cString: strerror(errno)))"); exit(1) }
+        guard pipe(&fds) == 0 else {
+            Log.error("pipe: \(String(cString: strerror(errno)))")
+            exit(1)
+        }
         let pid = fork()
-        if pid < 0 { Log.error("fork: \(String(cString: strerror(errno)))"); exit(1) }
+        if pid < 0 {
+            Log.error("fork: \(String(cString: strerror(errno)))")
+            exit(1)
+        }
         if pid > 0 {
             close(fds[1])
             var byte: UInt8 = 1

@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The per-user event streams (ARCHITECTURE §11): every change to a vault, from

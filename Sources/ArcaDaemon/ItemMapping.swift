@@ -41,7 +41,11 @@ enum ItemMapping {
             case (.isNegative, .bool(let b)): a.isNegative = b
             case (.creationDate, .date(let us)), (.modificationDate, .date(let us)):
                 if forWrite { throw .param("\(tag.fieldName) is set by the store") }
-                if tag == .creationDate { a.creationDate = Double(us) / 1e6 } else { a.modificationDate = Double(us) / 1e6 }
+                if tag == .creationDate {
+                    a.creationDate = Double(us) / 1e6
+                } else {
+                    a.modificationDate = Double(us) / 1e6
+                }
             case (.server, .string(let s)): a.server = try text(s, tag)
             case (.protocol, .string(let s)): a.protocol = try text(s, tag)
             case (.port, .uint32(let n)): a.port = Int(n)
@@ -95,7 +99,9 @@ enum ItemMapping {
         }
         var reference: PersistentReference?
         if let bytes = q.persistentRef {
-            do { reference = try PersistentReference(bytes: bytes) } catch { throw .param("malformed persistent reference") }
+            do { reference = try PersistentReference(bytes: bytes) } catch {
+                throw .param("malformed persistent reference")
+            }
         }
         return ArcaVault.Query(
             q.itemClass, attributes: attributes, synchronizable: q.synchronizableAny ? .any : .no,

@@ -111,8 +111,9 @@ public final class KernelKeyring: KernelPublishing, Sendable {
             Log.error("uid \(uid): cannot replace the \(kernelClass.rawValue) ring: \(remaining) old keys survive")
             return InstallResult(notLoaded: items.count, oldKeysRemain: true)
         } catch {
-            Log.error("uid \(uid): cannot install the \(kernelClass.rawValue) ring (\(error)); "
-                      + "the old ring is gone and the class is served from the socket")
+            Log.error(
+                "uid \(uid): cannot install the \(kernelClass.rawValue) ring (\(error)); "
+                    + "the old ring is gone and the class is served from the socket")
             return InstallResult(notLoaded: items.count)
         }
     }
@@ -170,8 +171,9 @@ public final class KernelKeyring: KernelPublishing, Sendable {
             Log.notice("uid \(uid): the account is gone: \(done) (vault kept)")
         } else {
             let failures = report.failures + (report.notDestroyed > 0 ? ["\(report.notDestroyed) keys survive"] : [])
-            Log.error("uid \(uid): the account is gone; purge incomplete (\(failures.joined(separator: "; "))); "
-                      + "done: \(done); a new account with this uid may inherit what is left")
+            Log.error(
+                "uid \(uid): the account is gone; purge incomplete (\(failures.joined(separator: "; "))); "
+                    + "done: \(done); a new account with this uid may inherit what is left")
         }
     }
 

@@ -21,7 +21,8 @@ struct KeyParking: Sendable {
 
     init(stateDirectory: String) {
         let digest = (try? KeyedHash.blake2b(Array(stateDirectory.utf8), outputLength: 16)) ?? []
-        ringDescription = "arcad:parked:" + digest.prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        ringDescription =
+            "arcad:parked:" + digest.prefix(6).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     private func ring(create: Bool) -> KeySerial? {
@@ -106,8 +107,9 @@ struct KeyParking: Sendable {
         let prefix = ringDescription + ":"
         for key in links {
             guard let info = try? key.describe(), info.type == "user", info.description.hasPrefix(prefix),
-                  let uid = UInt32(info.description.dropFirst(prefix.count)),
-                  let keys = try? key.read() else { continue }
+                let uid = UInt32(info.description.dropFirst(prefix.count)),
+                let keys = try? key.read()
+            else { continue }
             restored.append((uid, keys))
         }
         return restored

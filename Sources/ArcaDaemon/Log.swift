@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArcaSystem
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// arcad's log: syslog (facility authpriv) when running as a daemon, stderr in
 /// the foreground. Messages never contain secrets: callers pass uids, request

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Follows logind (`org.freedesktop.login1` on the system bus) and tells the daemon
@@ -89,8 +89,9 @@ public final class LogindWatcher: @unchecked Sendable {
                 try subscribe(bus)
             } catch {
                 if !saidNoBus {
-                    Log.notice("no system bus (\(error)): screen locks are not followed; retrying every "
-                               + "\(retrySeconds) s")
+                    Log.notice(
+                        "no system bus (\(error)): screen locks are not followed; retrying every "
+                            + "\(retrySeconds) s")
                     saidNoBus = true
                 }
                 sleep(retrySeconds)
@@ -100,8 +101,9 @@ public final class LogindWatcher: @unchecked Sendable {
             do {
                 try watch(bus)
             } catch {
-                Log.notice("system bus connection lost (\(error)): screen locks are not followed; retrying every "
-                           + "\(retrySeconds) s")
+                Log.notice(
+                    "system bus connection lost (\(error)): screen locks are not followed; retrying every "
+                        + "\(retrySeconds) s")
                 saidNoBus = true
             }
             report(view.clear(), reason: "no system bus")

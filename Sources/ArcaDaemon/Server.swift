@@ -3,7 +3,7 @@ import ArcaSystem
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Decides one request. Implementations must be thread-safe: the server calls
@@ -152,9 +152,10 @@ public final class Server: Sendable {
             frame = try Frame.encode(reply, requestID: decoded.requestID)
         } catch {
             Log.error("cannot encode a reply to uid \(peer.uid): \(error)")
-            frame = (try? Frame.encode(
-                .error(status: .decode, message: "reply too large"),
-                requestID: decoded.requestID)) ?? []
+            frame =
+                (try? Frame.encode(
+                    .error(status: .decode, message: "reply too large"),
+                    requestID: decoded.requestID)) ?? []
         }
         reply.wipeSecrets()
         let deadline = Deadline.after(milliseconds: timeoutMilliseconds)
@@ -166,7 +167,7 @@ public final class Server: Sendable {
     /// The first socket of systemd socket activation, if this process is its target.
     private static func systemdSocket() -> Int32? {
         guard let pidText = getenv("LISTEN_PID"), let fdsText = getenv("LISTEN_FDS"),
-              Int32(String(cString: pidText)) == getpid(), let count = Int(String(cString: fdsText)), count >= 1
+            Int32(String(cString: pidText)) == getpid(), let count = Int(String(cString: fdsText)), count >= 1
         else { return nil }
         unsetenv("LISTEN_PID")
         unsetenv("LISTEN_FDS")

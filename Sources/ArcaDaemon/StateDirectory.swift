@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// arcad's state directory: `users/<uid>.db` vaults, `sync/<uid>.identity`, `system.db`, `host.key`,
@@ -63,7 +63,9 @@ enum StateDirectory {
         }
         defer { close(fd) }
         let status: FileStatus
-        do { status = try FileSystem.status(fd) } catch { throw HandlerError(.notAvailable, "cannot stat \(path): \(error)") }
+        do { status = try FileSystem.status(fd) } catch {
+            throw HandlerError(.notAvailable, "cannot stat \(path): \(error)")
+        }
         try check(path, status)
         return try body(fd, status)
     }
@@ -95,7 +97,9 @@ enum StateDirectory {
     static func lock(_ directory: String) throws(HandlerError) -> StateLock {
         let path = "\(directory)/arcad.lock"
         let fd: Int32
-        do { fd = try FileSystem.open(path, O_RDWR | O_CREAT) } catch let error where error.errno == .tooManySymbolicLinks {
+        do { fd = try FileSystem.open(path, O_RDWR | O_CREAT) } catch let error
+            where error.errno == .tooManySymbolicLinks
+        {
             throw refusal(path, "is a symlink")
         } catch {
             throw HandlerError(.notAvailable, "cannot open \(path): \(error)")

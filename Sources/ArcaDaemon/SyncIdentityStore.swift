@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaSync
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One user's sync identity on this machine: the device's Ed25519 key and the circle's
@@ -110,5 +110,7 @@ enum SyncIdentityStore {
         Array("arca.sync-identity.v1/\(role)".utf8) + bigEndian(uid) + bigEndian(epoch)
     }
 
-    private static func bigEndian(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
+    private static func bigEndian(_ v: UInt32) -> [UInt8] {
+        (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) }
+    }
 }

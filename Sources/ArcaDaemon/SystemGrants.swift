@@ -2,7 +2,7 @@ import ArcaProtocol
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where grants live: encrypted in the item itself, in its `kSecAttrGeneric`
@@ -64,8 +64,12 @@ enum GrantCodec {
         }
         while let kind = take(1)?.first {
             switch kind {
-            case 1: guard let v = u32() else { return out }; out.append(.user(v))
-            case 2: guard let v = u32() else { return out }; out.append(.group(v))
+            case 1:
+                guard let v = u32() else { return out }
+                out.append(.user(v))
+            case 2:
+                guard let v = u32() else { return out }
+                out.append(.group(v))
             case 3:
                 guard let unit = name(), let credential = name() else { return out }
                 out.append(.unit(name: unit, credential: credential))

@@ -3,7 +3,7 @@ import ArcaVault
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The system vault (`<state>/system.db`) and what arcad last delivered from it.
@@ -65,7 +65,8 @@ final class SystemContext: @unchecked Sendable {
         let leftovers = ["", "-wal", "-shm", "-journal"].map { temporary + $0 }
         for file in leftovers { try FileSystem.removeIfPresent(file) }
         let parameters = KDFParameters(
-            opsLimit: 1, memoryLimit: KDFParameters.memoryFloor, salt: SecureRandom.bytes(count: KDFParameters.saltLength))
+            opsLimit: 1, memoryLimit: KDFParameters.memoryFloor,
+            salt: SecureRandom.bytes(count: KDFParameters.saltLength))
         do {
             _ = try Vault.create(at: temporary, derivedKey: key, kdfParameters: parameters, hostSecret: hostSecret)
         }  // released here: the connection closes and the WAL is checkpointed and removed

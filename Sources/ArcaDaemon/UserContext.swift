@@ -3,7 +3,7 @@ import ArcaVault
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A login key that did not open the vault, kept until it is known to be the

@@ -178,9 +178,11 @@ final class EtcdCtlWatch: EtcdWatch {
         if response.Canceled == true {
             child.terminate()
             let compacted = (response.CompactRevision ?? 0) > 0
-            return .ended(compacted: compacted, message: compacted
-                ? "required revision has been compacted (compact revision \(response.CompactRevision ?? 0))"
-                : "watch canceled")
+            return .ended(
+                compacted: compacted,
+                message: compacted
+                    ? "required revision has been compacted (compact revision \(response.CompactRevision ?? 0))"
+                    : "watch canceled")
         }
         return (response.Events ?? []).isEmpty ? .idle : .changed
     }
@@ -219,8 +221,9 @@ enum EtcdJSON {
 
     static func values(_ kvs: [KV]?) -> [EtcdKeyValue] {
         (kvs ?? []).map {
-            EtcdKeyValue(key: String(decoding: $0.key, as: UTF8.self), value: Array($0.value ?? Data()),
-                         modRevision: $0.mod_revision ?? 0)
+            EtcdKeyValue(
+                key: String(decoding: $0.key, as: UTF8.self), value: Array($0.value ?? Data()),
+                modRevision: $0.mod_revision ?? 0)
         }
     }
 

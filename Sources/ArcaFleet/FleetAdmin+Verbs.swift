@@ -32,8 +32,9 @@ extension FleetAdmin {
         guard try etcd.transaction([.absent(layout.head)], [.put(layout.head, value)]) else {
             throw .exists("a fleet head is already under \(layout.prefix)")
         }
-        try vault.store(service: SystemVault.keyService, account: Self.keyAccount, secret: admin.seed,
-                        accessible: .afterFirstUnlockThisDeviceOnly)
+        try vault.store(
+            service: SystemVault.keyService, account: Self.keyAccount, secret: admin.seed,
+            accessible: .afterFirstUnlockThisDeviceOnly)
         return admin.publicKeyText
     }
 
@@ -56,11 +57,15 @@ extension FleetAdmin {
                     head.epochs[group] = epoch
                     let sealed = try ItemSealing.sealGroupKey(
                         try groupKey(group, epoch: epoch, create: true), group: group, epoch: epoch, to: host)
-                    writes.append(.put(layout.groupKey(group, epoch, name),
-                                       try SignedRecord.sign(sealed, kind: .groupKey, seed: admin.seed).encoded()))
+                    writes.append(
+                        .put(
+                            layout.groupKey(group, epoch, name),
+                            try SignedRecord.sign(sealed, kind: .groupKey, seed: admin.seed).encoded()))
                 }
-                writes.append(.put(layout.host(name),
-                                   try SignedRecord.sign(host, kind: .host, seed: admin.seed).encoded()))
+                writes.append(
+                    .put(
+                        layout.host(name),
+                        try SignedRecord.sign(host, kind: .host, seed: admin.seed).encoded()))
             } catch let error as FleetError { throw error } catch { throw .crypto("\(error)") }
             hosts[name] = host
         }
@@ -86,13 +91,16 @@ extension FleetAdmin {
                 let key = try groupKey(group, epoch: epoch, create: true)
                 for member in hosts.values where member.groups.contains(group) {
                     let sealed = try ItemSealing.sealGroupKey(key, group: group, epoch: epoch, to: member)
-                    writes.append(.put(layout.groupKey(group, epoch, member.host),
-                                       try SignedRecord.sign(sealed, kind: .groupKey, seed: admin.seed).encoded()))
+                    writes.append(
+                        .put(
+                            layout.groupKey(group, epoch, member.host),
+                            try SignedRecord.sign(sealed, kind: .groupKey, seed: admin.seed).encoded()))
                 }
             }
         } catch let error as FleetError { throw error } catch { throw .crypto("\(error)") }
-        try commit(snapshot, admin: admin, head: head, hosts: hosts, items: snapshot.latest, writes: writes,
-                   emptyManifests: [name])
+        try commit(
+            snapshot, admin: admin, head: head, hosts: hosts, items: snapshot.latest, writes: writes,
+            emptyManifests: [name])
     }
 
     /// `put` (`rotate: false`: the item must be new) and `rotate` (it must exist; version n+1,
@@ -109,8 +117,10 @@ extension FleetAdmin {
         if rotate, !live { throw .notFound("no fleet item \(service)/\(account) to rotate") }
         if !rotate, live { throw .exists("fleet item \(service)/\(account) (use rotate)") }
         guard let group = group ?? previous?.group else { throw .usage("--group is required") }
-        let chosen = grants ?? FleetGrants(
-            users: previous?.users ?? [], groups: previous?.groups ?? [], units: previous?.units ?? [])
+        let chosen =
+            grants
+            ?? FleetGrants(
+                users: previous?.users ?? [], groups: previous?.groups ?? [], units: previous?.units ?? [])
         var head = snapshot.head
         let epoch = head.epochs[group] ?? 1
         head.epochs[group] = epoch
@@ -147,8 +157,9 @@ extension FleetAdmin {
         head.retired[id] = version
         var latest = snapshot.latest
         latest[id] = nil
-        try commit(snapshot, admin: admin, head: head, hosts: snapshot.hosts, items: latest,
-                   writes: [.deletePrefix(layout.items + id + "/")])
+        try commit(
+            snapshot, admin: admin, head: head, hosts: snapshot.hosts, items: latest,
+            writes: [.deletePrefix(layout.items + id + "/")])
     }
 
     /// `refresh`: re-signs every manifest with a new seq and not-after (run it well within the lifetime).

@@ -65,8 +65,9 @@ public final class FleetAdmin {
         guard create else { throw .notFound("group key \(group)/\(epoch) is not in this admin's system vault") }
         let key: SecretBytes
         do { key = try SecretBytes.random(count: 32) } catch { throw .crypto("\(error)") }
-        try vault.store(service: SystemVault.keyService, account: account, secret: key,
-                        accessible: .afterFirstUnlockThisDeviceOnly)
+        try vault.store(
+            service: SystemVault.keyService, account: account, secret: key,
+            accessible: .afterFirstUnlockThisDeviceOnly)
         return key
     }
 
@@ -84,15 +85,17 @@ public final class FleetAdmin {
                 let record = try SignedRecord.decode(kv.value, what: kv.key)
                 switch (path.first, path.count, path.last) {
                 case ("hosts", 3, "pub"):
-                    let host = try record.verified(as: HostRecord.self, kind: .host, publicKey: admin.publicKey,
-                                                   what: kv.key)
+                    let host = try record.verified(
+                        as: HostRecord.self, kind: .host, publicKey: admin.publicKey,
+                        what: kv.key)
                     guard host.host == path[1] else { throw FleetError.verification("\(kv.key): names \(host.host)") }
                     snapshot.hosts[host.host] = host
                 case ("hosts", 3, "join"):
                     let join = try SignedRecord.decode(kv.value, what: kv.key)
                     let body = try JSONDecoder().decode(HostRecord.self, from: join.body)
-                    let verified = try join.verified(as: HostRecord.self, kind: .join,
-                                                     publicKey: Array(body.signPublicKey), what: kv.key)
+                    let verified = try join.verified(
+                        as: HostRecord.self, kind: .join,
+                        publicKey: Array(body.signPublicKey), what: kv.key)
                     guard verified.host == path[1] else {
                         throw FleetError.verification("\(kv.key): names \(body.host)")
                     }
@@ -100,8 +103,9 @@ public final class FleetAdmin {
                 case ("hosts", 3, "ack"):
                     ackValues[path[1]] = kv.value
                 case ("items", 3, _):
-                    let item = try record.verified(as: ItemRecord.self, kind: .item, publicKey: admin.publicKey,
-                                                   what: kv.key)
+                    let item = try record.verified(
+                        as: ItemRecord.self, kind: .item, publicKey: admin.publicKey,
+                        what: kv.key)
                     guard item.id == path[1], String(item.version) == path[2] else {
                         throw FleetError.verification("\(kv.key): holds item \(item.id) v\(item.version)")
                     }
@@ -118,7 +122,10 @@ public final class FleetAdmin {
             guard let host = snapshot.hosts[name],
                 let ack = try? SignedRecord.decode(value, what: "ack").verified(
                     as: Ack.self, kind: .ack, publicKey: Array(host.signPublicKey), what: "ack"), ack.host == name
-            else { snapshot.rejected.append(layout.ack(name)); continue }
+            else {
+                snapshot.rejected.append(layout.ack(name))
+                continue
+            }
             snapshot.acks[name] = ack
         }
         for name in snapshot.hosts.keys { snapshot.joins[name] = nil }
@@ -141,13 +148,17 @@ public final class FleetAdmin {
                 let entries = items.values.filter { host.groups.contains($0.group) }
                     .map { ManifestEntry(id: $0.id, version: $0.version) }.sorted { $0.id < $1.id }
                 let manifest = Manifest(host: name, seq: head.seq, notAfter: notAfter, entries: entries)
-                all.append(.put(layout.manifest(name),
-                                try SignedRecord.sign(manifest, kind: .manifest, seed: admin.seed).encoded()))
+                all.append(
+                    .put(
+                        layout.manifest(name),
+                        try SignedRecord.sign(manifest, kind: .manifest, seed: admin.seed).encoded()))
             }
             for name in emptyManifests {
                 let manifest = Manifest(host: name, seq: head.seq, notAfter: notAfter, entries: [])
-                all.append(.put(layout.manifest(name),
-                                try SignedRecord.sign(manifest, kind: .manifest, seed: admin.seed).encoded()))
+                all.append(
+                    .put(
+                        layout.manifest(name),
+                        try SignedRecord.sign(manifest, kind: .manifest, seed: admin.seed).encoded()))
             }
         } catch { throw .crypto("\(error)") }
         guard try etcd.transaction([.modRevision(layout.head, snapshot.headRevision)], all) else {

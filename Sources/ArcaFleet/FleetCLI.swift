@@ -3,7 +3,7 @@ import ArcaProtocol
 import FoundationEssentials
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The verbs of arca-fleetd(8), also reached as `arca fleet VERB`.
@@ -46,7 +46,10 @@ public enum FleetCLI {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n <= 0 { if n < 0, errno == EINTR { continue }; return }
+            if n <= 0 {
+                if n < 0, errno == EINTR { continue }
+                return
+            }
             offset += n
         }
     }
@@ -151,7 +154,10 @@ public enum FleetCLI {
         defer { SecureWipe.zero(&chunk) }
         while true {
             let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw .usage("cannot read stdin") }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .usage("cannot read stdin")
+            }
             if n == 0 { break }
             bytes += chunk[..<n]
         }

@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `/etc/arca/fleet.conf` (arca-fleetd(8)): `key = value` lines, `#` comments.
@@ -35,8 +35,10 @@ public struct FleetConfig: Sendable, Equatable {
             if trimmed.isEmpty { continue }
             let parts = trimmed.split(separator: "=", maxSplits: 1).map { String($0).trimmed }
             guard parts.count == 2,
-                ["endpoints", "cacert", "cert", "key", "host", "prefix", "admin_key", "state_dir", "socket",
-                 "resync_seconds", "command_timeout"].contains(parts[0])
+                [
+                    "endpoints", "cacert", "cert", "key", "host", "prefix", "admin_key", "state_dir", "socket",
+                    "resync_seconds", "command_timeout",
+                ].contains(parts[0])
             else { throw .usage("fleet.conf line \(number + 1): not a known `key = value`") }
             values[parts[0]] = parts[1]
         }
@@ -123,7 +125,10 @@ enum FileIO {
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; return nil }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
             if n == 0 { return result }
             result += chunk[..<n]
         }
@@ -137,7 +142,11 @@ enum FileIO {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n < 0 { if errno == EINTR { continue }; close(fd); throw .usage("cannot write \(path)") }
+            if n < 0 {
+                if errno == EINTR { continue }
+                close(fd)
+                throw .usage("cannot write \(path)")
+            }
             offset += n
         }
         fsync(fd)

@@ -60,8 +60,9 @@ public enum ItemSealing {
     public static func open(_ item: ItemRecord, groupKey: SecretBytes) throws(FleetError) -> SecretBytes {
         do {
             let dataKey = try KeyWrap.unwrap(Array(item.wrappedKey), with: groupKey, context: context(item))
-            return try AEAD.open(SealedBox(combined: Array(item.ciphertext)), key: dataKey,
-                                 associatedData: context(item))
+            return try AEAD.open(
+                SealedBox(combined: Array(item.ciphertext)), key: dataKey,
+                associatedData: context(item))
         } catch {
             throw .verification("item \(item.id) v\(item.version): does not decrypt with group \(item.group)")
         }
@@ -79,8 +80,9 @@ public enum ItemSealing {
     /// Opens a group key sealed to this host.
     public static func openGroupKey(_ record: GroupKeyRecord, keys: HostKeys) throws(FleetError) -> SecretBytes {
         do {
-            return try FleetSodium.sealOpen(Array(record.sealedKey), publicKey: keys.boxPublicKey,
-                                            secret: keys.boxSecret)
+            return try FleetSodium.sealOpen(
+                Array(record.sealedKey), publicKey: keys.boxPublicKey,
+                secret: keys.boxSecret)
         } catch let error as FleetError { throw error } catch { throw .crypto("\(error)") }
     }
 }

@@ -33,7 +33,8 @@ enum FleetReport {
     }
 
     static func hosts(_ snapshot: FleetSnapshot, json: Bool) -> String {
-        let lines = snapshot.hosts.values.map { HostLine(host: $0.host, state: "approved", groups: $0.groups) }
+        let lines =
+            snapshot.hosts.values.map { HostLine(host: $0.host, state: "approved", groups: $0.groups) }
             + snapshot.joins.values.map { HostLine(host: $0.host, state: "pending", groups: []) }
         let sorted = lines.sorted { $0.host < $1.host }
         if json { return Self.json(sorted) }
@@ -43,19 +44,24 @@ enum FleetReport {
     static func status(_ snapshot: FleetSnapshot, json: Bool) -> String {
         var lines = snapshot.hosts.keys.sorted().map { name in
             let ack = snapshot.acks[name]
-            return StatusLine(host: name, fleetSeq: snapshot.head.seq, appliedSeq: ack?.seq, revision: ack?.revision,
-                              lastSeen: ack?.at, errors: ack?.errors ?? [])
+            return StatusLine(
+                host: name, fleetSeq: snapshot.head.seq, appliedSeq: ack?.seq, revision: ack?.revision,
+                lastSeen: ack?.at, errors: ack?.errors ?? [])
         }
         let rejected = snapshot.rejected.sorted()
         if json {
-            struct Report: Codable { var hosts: [StatusLine]; var rejectedKeys: [String] }
+            struct Report: Codable {
+                var hosts: [StatusLine]
+                var rejectedKeys: [String]
+            }
             return Self.json(Report(hosts: lines, rejectedKeys: rejected))
         }
         var text = ""
         for line in lines {
             let applied = line.appliedSeq.map(String.init) ?? "-"
             let seen = line.lastSeen.map(Self.timestamp) ?? "never"
-            text += "\(line.host) seq \(applied)/\(line.fleetSeq) revision \(line.revision.map(String.init) ?? "-") "
+            text +=
+                "\(line.host) seq \(applied)/\(line.fleetSeq) revision \(line.revision.map(String.init) ?? "-") "
                 + "last seen \(seen)" + (line.errors.isEmpty ? "" : " errors: " + line.errors.joined(separator: "; "))
                 + "\n"
         }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Set by SIGTERM/SIGINT; the agent loop checks it every second.
@@ -54,7 +54,10 @@ extension HostAgent {
                 // Re-list at the current revision and watch from there (compaction), or
                 // after a pause when the watch failed (etcd unreachable).
                 resumeFrom = 0
-                if !compacted { enforceExpiry(); sleep(1) }
+                if !compacted {
+                    enforceExpiry()
+                    sleep(1)
+                }
             }
         }
         watch?.cancel()

@@ -2,7 +2,7 @@ import ArcaCrypto
 import FoundationEssentials
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The host side: `join`, and the agent loop that watches this host's manifest,
@@ -58,8 +58,9 @@ public final class HostAgent {
             }
             guard create else { throw FleetError.notFound("no host key in the system vault (run `arca fleet join`)") }
             let stored = try HostKeys.generateStored()
-            try vault.store(service: SystemVault.keyService, account: Self.keyAccount, secret: stored,
-                            accessible: .afterFirstUnlockThisDeviceOnly)
+            try vault.store(
+                service: SystemVault.keyService, account: Self.keyAccount, secret: stored,
+                accessible: .afterFirstUnlockThisDeviceOnly)
             return try HostKeys(stored: stored)
         } catch let error as FleetError { throw error } catch { throw .crypto("\(error)") }
     }
@@ -68,8 +69,9 @@ public final class HostAgent {
     public func join() throws(FleetError) {
         let keys = try keys(create: true)
         let record: [UInt8]
-        do { record = try SignedRecord.sign(keys.joinRecord(host: host), kind: .join, seed: keys.signSeed).encoded() }
-        catch { throw .crypto("\(error)") }
+        do {
+            record = try SignedRecord.sign(keys.joinRecord(host: host), kind: .join, seed: keys.signSeed).encoded()
+        } catch { throw .crypto("\(error)") }
         try etcd.put(layout.join(host), record)
     }
 

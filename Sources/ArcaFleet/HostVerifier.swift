@@ -41,8 +41,9 @@ public final class VerifiedItem {
 
     /// How the host records it once applied.
     public var applied: AppliedItem {
-        AppliedItem(id: record.id, version: record.version, service: record.service, account: record.account,
-                    users: record.users, groups: record.groups, units: record.units)
+        AppliedItem(
+            id: record.id, version: record.version, service: record.service, account: record.account,
+            users: record.users, groups: record.groups, units: record.units)
     }
 }
 

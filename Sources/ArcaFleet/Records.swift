@@ -47,8 +47,10 @@ public struct SignedRecord: Codable, Sendable, Equatable {
         as type: T.Type, kind expected: RecordKind, publicKey: [UInt8], what: String
     ) throws(FleetError) -> T {
         guard kind == expected else { throw .verification("\(what): a \(kind.rawValue) record, not \(expected)") }
-        guard FleetSodium.verify(Array(signature), message: Self.message(kind: kind, body: Array(body)),
-                                 publicKey: publicKey)
+        guard
+            FleetSodium.verify(
+                Array(signature), message: Self.message(kind: kind, body: Array(body)),
+                publicKey: publicKey)
         else { throw .verification("\(what): bad signature") }
         do { return try JSONDecoder().decode(T.self, from: body) } catch {
             throw .verification("\(what): signed body does not decode")

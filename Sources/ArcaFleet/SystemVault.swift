@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// arcad's system vault as the fleet uses it, over arcad's socket (root only): the
@@ -39,8 +39,9 @@ public struct SystemVault {
         } catch {
             guard exists(service: service, account: account) else { throw error }
             var update = Request.update(
-                UpdateRequest(vault: .system, query: Query(itemClass: .genericPassword, attributes: key),
-                              attributes: [:], secret: bytes))
+                UpdateRequest(
+                    vault: .system, query: Query(itemClass: .genericPassword, attributes: key),
+                    attributes: [:], secret: bytes))
             defer { update.wipeSecrets() }
             _ = try send(update, what: "update \(service)")
         }
@@ -102,12 +103,16 @@ public enum PrincipalNames {
         var principals: [Principal] = []
         var unknown: [String] = []
         for name in users {
-            if let entry = getpwnam(name) { principals.append(.user(entry.pointee.pw_uid)) } else {
+            if let entry = getpwnam(name) {
+                principals.append(.user(entry.pointee.pw_uid))
+            } else {
                 unknown.append("user \(name)")
             }
         }
         for name in groups {
-            if let entry = getgrnam(name) { principals.append(.group(entry.pointee.gr_gid)) } else {
+            if let entry = getgrnam(name) {
+                principals.append(.group(entry.pointee.gr_gid))
+            } else {
                 unknown.append("group \(name)")
             }
         }

@@ -33,8 +33,9 @@ public struct KeySerial: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static func add(
         type: String, description: String, payload: SecretBytes?, to keyring: KeySerial
     ) throws(KeyringErrno) -> KeySerial {
-        KeySerial(rawValue: try Keyctl.addKey(
-            type: type, description: description, secret: payload, keyring: keyring.rawValue))
+        KeySerial(
+            rawValue: try Keyctl.addKey(
+                type: type, description: description, secret: payload, keyring: keyring.rawValue))
     }
 
     /// Finds a key by type and description in this keyring and the keyrings it links,
@@ -70,7 +71,9 @@ public struct KeySerial: RawRepresentable, Hashable, Sendable, CustomStringConve
     public func invalidate() throws(KeyringErrno) { try Keyctl.invalidate(rawValue) }
 
     /// Unlinks this key from `keyring`. The corresponding C function is `keyctl_unlink`.
-    public func unlink(from keyring: KeySerial) throws(KeyringErrno) { try Keyctl.unlink(rawValue, from: keyring.rawValue) }
+    public func unlink(from keyring: KeySerial) throws(KeyringErrno) {
+        try Keyctl.unlink(rawValue, from: keyring.rawValue)
+    }
 
     /// Links this key into `keyring`. The corresponding C function is `keyctl_link`.
     public func link(into keyring: KeySerial) throws(KeyringErrno) { try Keyctl.link(rawValue, into: keyring.rawValue) }

@@ -12,8 +12,9 @@ extension KeyringLayout {
             let persistent = try persistentKeyring(uid: uid)
             defer { try? persistent.unlink(from: .threadKeyring) }
             let old = try? persistent.search(type: "keyring", description: Self.serviceRingDescription)
-            let unlimited = KernelBudget(keysPerUser: Int.max / 2, bytesPerUser: Int.max / 2,
-                                         rootSharePercent: budget.rootSharePercent)
+            let unlimited = KernelBudget(
+                keysPerUser: Int.max / 2, bytesPerUser: Int.max / 2,
+                rootSharePercent: budget.rootSharePercent)
             let built = try buildRing(
                 description: Self.serviceRingDescription, tag: uid, items: items,
                 allowance: unlimited.allowance(used: KeyCost()))

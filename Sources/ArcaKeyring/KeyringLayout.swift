@@ -53,7 +53,8 @@ public struct KeyringLayout: Sendable {
             let allowance = budget.allowance(used: user.cost(excluding: itemClass))
             let built: (ring: KeyLedger.Ring, report: LoadReport)
             do throws(KeyringError) {
-                built = try buildRing(description: itemClass.ringDescription, tag: uid, items: items, allowance: allowance)
+                built = try buildRing(
+                    description: itemClass.ringDescription, tag: uid, items: items, allowance: allowance)
             } catch {
                 try retire(&user, uid: uid, class: itemClass, sparing: [])
                 throw error

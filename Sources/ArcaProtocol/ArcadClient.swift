@@ -1,7 +1,7 @@
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Why a request to arcad did not get a reply.
@@ -63,7 +63,8 @@ public final class ArcadClient {
     public let path: String
 
     /// Connects, with send/receive timeouts of `timeoutMilliseconds`.
-    public init(path: String = ArcadClient.environmentSocketPath, timeoutMilliseconds: Int = 5_000) throws(ClientError) {
+    public init(path: String = ArcadClient.environmentSocketPath, timeoutMilliseconds: Int = 5_000) throws(ClientError)
+    {
         self.path = path
         do {
             socket = try UnixSocket.connect(path: path, timeoutMilliseconds: timeoutMilliseconds)
@@ -122,7 +123,9 @@ public final class ArcadClient {
         buffer.reserveCapacity(start + count)
         buffer.append(contentsOf: repeatElement(0, count: count))
         let result = buffer.withUnsafeMutableBytes { raw in
-            Result { () throws(Errno) in try socket.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: raw[start...])) }
+            Result { () throws(Errno) in
+                try socket.readExactly(into: UnsafeMutableRawBufferPointer(rebasing: raw[start...]))
+            }
         }
         switch result {
         case .success(true):

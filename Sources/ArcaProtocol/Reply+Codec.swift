@@ -116,7 +116,8 @@ extension Reply {
             return .grants(
                 try r.list(field: "grants", limit: ProtocolLimits.maximumListCount) { r throws(ProtocolError) in
                     GrantEntry(
-                        service: try r.optionalString(field: "service"), account: try r.optionalString(field: "account"),
+                        service: try r.optionalString(field: "service"),
+                        account: try r.optionalString(field: "account"),
                         label: try r.optionalString(field: "label"), principals: try r.principals())
                 })
         case .attributeItems: return .attributeItems(try r.attributeItemList())

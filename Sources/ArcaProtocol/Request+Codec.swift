@@ -86,7 +86,8 @@ extension Request {
             w.u32(u.uid)
             try w.reference(u.reference)
             try w.optionalString(u.label, field: "label")
-            try w.optional(u.attributes) { w, d throws(ProtocolError) in try w.secretAttributes(d, field: "attributes") }
+            try w.optional(u.attributes) { w, d throws(ProtocolError) in try w.secretAttributes(d, field: "attributes")
+            }
             try w.optionalString(u.contentType, field: "contentType")
             try w.optional(u.secret) { w, s throws(ProtocolError) in
                 try w.bytes(s, field: "secret", limit: ProtocolLimits.maximumSecretLength)
@@ -183,7 +184,8 @@ extension Request {
                     attributes: try r.secretAttributes(field: "attributes"),
                     contentType: try r.string(field: "contentType", limit: ProtocolLimits.maximumStringLength),
                     secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumSecretLength),
-                    accessible: try r.optional(field: "accessible") { r throws(ProtocolError) in try r.accessibility() },
+                    accessible: try r.optional(field: "accessible") { r throws(ProtocolError) in try r.accessibility()
+                    },
                     replace: try r.bool(field: "replace")))
         case .searchAttributeItems:
             return .searchAttributeItems(

@@ -2,7 +2,7 @@ import ArcaProtocol
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// arca-secretd's requests to arcad, as the user (SO_PEERCRED limits it to the
@@ -64,7 +64,9 @@ final class ArcadLink {
     /// The references of matching items (no attributes: what a D-Bus search returns).
     func references(_ attributes: [String: String]) throws(SecretError) -> AttributeReferenceList {
         let request = Request.searchAttributeReferences(uid: uid, attributes: attributes)
-        guard case .attributeReferences(let list) = try send(request) else { throw SecretError.failed("unexpected reply") }
+        guard case .attributeReferences(let list) = try send(request) else {
+            throw SecretError.failed("unexpected reply")
+        }
         return list
     }
 

@@ -1,7 +1,7 @@
 import ArcaCrypto
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One item read from the source provider (the secret is fetched separately, in batches).

@@ -158,9 +158,11 @@ public struct SecretImport {
     private func write(_ item: SourceItem, _ secret: SourceSecret) throws(SecretError) {
         var bytes = secret.value.withUnsafeBytes { Array($0) }
         defer { SecureWipe.zero(&bytes) }
-        _ = try arcad.items(.addAttributeItem(AttributeItemAdd(
-            uid: arcad.uid, label: item.label, attributes: item.attributes, contentType: secret.contentType,
-            secret: bytes)))
+        _ = try arcad.items(
+            .addAttributeItem(
+                AttributeItemAdd(
+                    uid: arcad.uid, label: item.label, attributes: item.attributes, contentType: secret.contentType,
+                    secret: bytes)))
     }
 }
 
@@ -169,7 +171,8 @@ extension SecretImport.Summary {
         switch outcome {
         case .imported: imported += 1
         case .skipped: skipped += 1
-        case .failed(let label, let reason): failed.append(SecretImport.Failure(path: path, label: label, reason: reason))
+        case .failed(let label, let reason):
+            failed.append(SecretImport.Failure(path: path, label: label, reason: reason))
         }
     }
 

@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A secret as a client sent it: decrypted, with its content type.
@@ -168,8 +168,11 @@ extension SecretService {
             switch SecretObject(path: path) {
             case .item(.session, let id)?:
                 if let item = memoryItems[id] {
-                    entries.append(.entry(.objectPath(path), try encode(
-                        item.secret, contentType: item.contentType, session: session, caller: caller)))
+                    entries.append(
+                        .entry(
+                            .objectPath(path),
+                            try encode(
+                                item.secret, contentType: item.contentType, session: session, caller: caller)))
                 }
             case .item(.login, let id)?:
                 if let ref = ReferenceText.decode(id) { refs.append(ref) }
@@ -182,8 +185,11 @@ extension SecretService {
             for i in list.items.indices {
                 let item = list.items[i]
                 let secret = try takeSecret(&list.items[i])
-                entries.append(.entry(.objectPath(itemPath(item.reference)), try encode(
-                    secret, contentType: item.contentType, session: session, caller: caller)))
+                entries.append(
+                    .entry(
+                        .objectPath(itemPath(item.reference)),
+                        try encode(
+                            secret, contentType: item.contentType, session: session, caller: caller)))
             }
         }
         return .array(elementSignature: "{o(oayays)}", entries)
@@ -227,9 +233,12 @@ extension SecretService {
         case .login:
             var bytes = secret.value.withUnsafeBytes { Array($0) }
             defer { SecureWipe.zero(&bytes) }
-            let list = try arcad.items(.addAttributeItem(AttributeItemAdd(
-                uid: arcad.uid, label: label, attributes: attributes, contentType: secret.contentType, secret: bytes,
-                replace: replace)))
+            let list = try arcad.items(
+                .addAttributeItem(
+                    AttributeItemAdd(
+                        uid: arcad.uid, label: label, attributes: attributes, contentType: secret.contentType,
+                        secret: bytes,
+                        replace: replace)))
             guard let item = list.items.first else { throw SecretError.failed("arcad returned no item") }
             cache[ReferenceText.encode(item.reference)] = item
             // ItemCreated/ItemChanged come from arcad's event stream, for every client alike.
@@ -259,8 +268,9 @@ extension SecretService {
         switch c {
         case .session:
             memoryItems[id] = nil
-            bus.emit(CollectionID.session.path, Interfaces.collection, "ItemDeleted",
-                     [.objectPath(SecretObject.item(.session, id).path)])
+            bus.emit(
+                CollectionID.session.path, Interfaces.collection, "ItemDeleted",
+                [.objectPath(SecretObject.item(.session, id).path)])
         case .login:
             guard let ref = ReferenceText.decode(id) else { throw SecretError.noSuchObject }
             cache[id] = nil
@@ -279,8 +289,10 @@ extension SecretService {
             var bytes = secret.value.withUnsafeBytes { Array($0) }
             defer { SecureWipe.zero(&bytes) }
             cache[id] = nil
-            _ = try arcad.send(.updateAttributeItem(AttributeItemUpdate(
-                uid: arcad.uid, reference: ref, contentType: secret.contentType, secret: bytes)))
+            _ = try arcad.send(
+                .updateAttributeItem(
+                    AttributeItemUpdate(
+                        uid: arcad.uid, reference: ref, contentType: secret.contentType, secret: bytes)))
         }
     }
 }

@@ -88,9 +88,10 @@ extension SecretService {
 
     /// The unique name owning the prompter's well-known name, if any.
     private func prompterOwner() -> String? {
-        guard let reply = try? bus.call(
-            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
-            [Self.prompterName])
+        guard
+            let reply = try? bus.call(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
+                [Self.prompterName])
         else { return nil }
         return try? reply.readString()
     }
@@ -152,8 +153,9 @@ extension SecretService {
         var properties: [String: BusValue] = [
             "title": .string("Unlock your Arca vault"),
             "message": .string("Authentication required"),
-            "description": .string("An application wants access to the login collection, but your vault is locked. "
-                + "Enter your login password to unlock it."),
+            "description": .string(
+                "An application wants access to the login collection, but your vault is locked. "
+                    + "Enter your login password to unlock it."),
             "password-new": .bool(false),
             "choice-label": .string(""),
             "caller-window": .string(flow.window),
@@ -221,8 +223,9 @@ extension SecretService {
                 flow.prompter, Self.prompterPath, Self.prompterInterface, "StopPrompting", [.objectPath(callback)]
             ) { _ in }
         }
-        complete(SecretObject.prompt(flow.prompt).path, caller: flow.caller, dismissed: dismissed,
-                 dismissed ? [] : flow.objects)
+        complete(
+            SecretObject.prompt(flow.prompt).path, caller: flow.caller, dismissed: dismissed,
+            dismissed ? [] : flow.objects)
     }
 
     /// The caller or the prompter left the bus: their flows end (the caller is told nothing).

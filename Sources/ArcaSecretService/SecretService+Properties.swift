@@ -74,9 +74,10 @@ extension SecretService {
         ]
     }
 
-    private func itemProperties(locked: Bool, attributes: [String: String], label: String, created: UInt64,
-                                modified: UInt64) -> [String: BusValue]
-    {
+    private func itemProperties(
+        locked: Bool, attributes: [String: String], label: String, created: UInt64,
+        modified: UInt64
+    ) -> [String: BusValue] {
         [
             "Locked": .bool(locked), "Attributes": .stringDictionary(attributes), "Label": .string(label),
             "Created": .uint64(created), "Modified": .uint64(modified),
@@ -108,8 +109,9 @@ extension SecretService {
             case .login:
                 guard let ref = ReferenceText.decode(id) else { throw SecretError.noSuchObject }
                 cache[id] = nil
-                _ = try arcad.send(.updateAttributeItem(
-                    AttributeItemUpdate(uid: arcad.uid, reference: ref, label: label, attributes: attributes)))
+                _ = try arcad.send(
+                    .updateAttributeItem(
+                        AttributeItemUpdate(uid: arcad.uid, reference: ref, label: label, attributes: attributes)))
             }
         default:
             throw refused

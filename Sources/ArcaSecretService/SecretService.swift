@@ -2,7 +2,7 @@ import ArcaCrypto
 import ArcaProtocol
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A transfer session (`OpenSession`): owned by the client that opened it.
@@ -147,9 +147,10 @@ public final class SecretService {
 
     /// "pid N (/usr/bin/gnome-keyring-daemon)" for the current owner of the name.
     private func ownerDescription() -> String {
-        guard let reply = try? bus.call(
-            "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
-            [Self.busName]), let pid = try? reply.readUInt32()
+        guard
+            let reply = try? bus.call(
+                "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID",
+                [Self.busName]), let pid = try? reply.readUInt32()
         else { return "another process" }
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/\(pid)/exe", &buffer, buffer.count - 1)
@@ -174,7 +175,7 @@ public final class SecretService {
 
     /// A client's unique name left the bus: its sessions and prompts go with it.
     private func clientGone(_ message: BusMessage) {
-        guard let name = try? message.readString(), let _ = try? message.readString(),
+        guard let name = try? message.readString(), (try? message.readString()) != nil,
             let newOwner = try? message.readString(), newOwner.isEmpty, name.hasPrefix(":")
         else { return }
         sessions = sessions.filter { $0.value.owner != name }
@@ -197,8 +198,10 @@ public final class SecretService {
                 unlocked = classes
                 bus.emit(
                     login, Interfaces.properties, "PropertiesChanged",
-                    [.string(Interfaces.collection), .properties(["Locked": .bool(loginLocked)]),
-                     .array(elementSignature: "s", [])])
+                    [
+                        .string(Interfaces.collection), .properties(["Locked": .bool(loginLocked)]),
+                        .array(elementSignature: "s", []),
+                    ])
             case .itemAdded(let ref):
                 // Keychain items (not Secret Service ones) are not in the collection.
                 // One this process created is cached already: no need to ask.

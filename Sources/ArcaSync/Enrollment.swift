@@ -55,8 +55,9 @@ public enum Enrollment {
         guard try r.raw(4, "magic") == magic else { throw SyncError.malformed("not an approval") }
         let signer = try DeviceID(r.raw(32, "approver"))
         guard signer == approver,
-            SigningKey.verify(Array(approval.suffix(SigningKey.signatureLength)), of: signatureDomain + signed,
-                              publicKey: approver.bytes)
+            SigningKey.verify(
+                Array(approval.suffix(SigningKey.signatureLength)), of: signatureDomain + signed,
+                publicKey: approver.bytes)
         else { throw SyncError.forged(signer) }
         let named = try DeviceID(r.raw(32, "device"))
         guard named.bytes == device.publicKey else { throw SyncError.malformed("the approval names another device") }

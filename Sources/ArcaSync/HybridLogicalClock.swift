@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A hybrid logical clock reading: physical milliseconds since the epoch and a counter that
@@ -44,8 +44,10 @@ public struct HybridLogicalClock: Sendable {
     public let skewLimitMillis: UInt64
 
     /// A clock reading `source`, starting after `last` (persisted across restarts).
-    public init(source: any ClockSource, last: HLCTimestamp = HLCTimestamp(wallMillis: 0, counter: 0),
-                skewLimitMillis: UInt64 = HybridLogicalClock.defaultSkewLimitMillis) {
+    public init(
+        source: any ClockSource, last: HLCTimestamp = HLCTimestamp(wallMillis: 0, counter: 0),
+        skewLimitMillis: UInt64 = HybridLogicalClock.defaultSkewLimitMillis
+    ) {
         self.source = source
         self.last = last
         self.skewLimitMillis = skewLimitMillis

@@ -33,8 +33,10 @@ public struct RecordHeader: Sendable, Hashable {
     public var parents: [Digest]
 
     /// A header from its fields.
-    public init(ref: ItemRef, clock: HLCTimestamp, author: DeviceID, seq: UInt64, previous: Digest,
-                deleted: Bool, epoch: UInt32, parents: [Digest]) {
+    public init(
+        ref: ItemRef, clock: HLCTimestamp, author: DeviceID, seq: UInt64, previous: Digest,
+        deleted: Bool, epoch: UInt32, parents: [Digest]
+    ) {
         self.ref = ref
         self.clock = clock
         self.author = author

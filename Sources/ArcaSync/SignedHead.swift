@@ -25,8 +25,10 @@ public struct SignedHead: Sendable, Hashable {
     public let bytes: [UInt8]
 
     /// Builds and signs a head.
-    public static func sign(seq: UInt64, chainHash: Digest, acknowledgements: [DeviceID: UInt64],
-                            signer: SigningKey) throws -> SignedHead {
+    public static func sign(
+        seq: UInt64, chainHash: Digest, acknowledgements: [DeviceID: UInt64],
+        signer: SigningKey
+    ) throws -> SignedHead {
         var w = ByteWriter()
         w.raw(magic)
         w.raw(signer.publicKey)

@@ -154,8 +154,10 @@ public struct SyncReplica: Sendable {
 
     /// Writes a record for `ref` (an edit, a creation with a fresh ref, or a tombstone) that
     /// supersedes `parents` (the current winner unless given), applies it here, and returns it.
-    public mutating func write(ref: ItemRef, body: RecordBody, deleted: Bool = false,
-                               parents: [Digest]? = nil) throws -> SyncRecord {
+    public mutating func write(
+        ref: ItemRef, body: RecordBody, deleted: Bool = false,
+        parents: [Digest]? = nil
+    ) throws -> SyncRecord {
         let log = logs[device] ?? AuthorLog()
         let header = RecordHeader(
             ref: ref, clock: clock.now(), author: device, seq: log.seq + 1, previous: log.last, deleted: deleted,

@@ -1,9 +1,9 @@
 import CArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The credentials the kernel recorded for a Unix socket's peer when it

@@ -179,7 +179,8 @@ extension Vault {
             binds.append(.blob(try crypto { try index.tag(ItemCodec.lookupKey("grp", AttributeItem.accessGroup)) }))
             return ("grp = ?", binds)
         }
-        let condition = "id IN ("
+        let condition =
+            "id IN ("
             + Array(repeating: "SELECT item FROM attr_tags WHERE tag = ?", count: attributes.count)
             .joined(separator: " INTERSECT ") + ")"
         for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {

@@ -46,10 +46,14 @@ extension Vault {
                 var offset = 1
                 for (accessibility, key) in held {
                     out[offset] = accessibility.rawValue
-                    key.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[(offset + 1)..<(offset + 33)]).copyMemory(from: $0) }
+                    key.withUnsafeBytes {
+                        UnsafeMutableRawBufferPointer(rebasing: out[(offset + 1)..<(offset + 33)]).copyMemory(from: $0)
+                    }
                     offset += 33
                 }
-                indexKey.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[offset...]).copyMemory(from: $0) }
+                indexKey.withUnsafeBytes {
+                    UnsafeMutableRawBufferPointer(rebasing: out[offset...]).copyMemory(from: $0)
+                }
             }
         }
     }

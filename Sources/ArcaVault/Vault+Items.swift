@@ -85,7 +85,9 @@ extension Vault {
     public func update(_ query: Query, changes: ItemAttributes, secret: SecretBytes? = nil) throws -> Int {
         try validateQuery(query)
         try validate(changes, for: query.itemClass, secret: secret)
-        if let sync = changes.synchronizable, let target = changes.accessible { try Self.checkSynchronizable(sync, target) }
+        if let sync = changes.synchronizable, let target = changes.accessible {
+            try Self.checkSynchronizable(sync, target)
+        }
         if let target = changes.accessible, classKeys[target] == nil { throw VaultError.locked }
         guard let index = blindIndex else { throw try noMatchError(query) }
         return try guarded {

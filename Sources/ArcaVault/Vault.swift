@@ -64,8 +64,9 @@ public final class Vault {
         hostSecret: SecretBytes? = nil, recoveryKey wantRecovery: Bool = false
     ) throws -> (vault: Vault, recoveryKey: RecoveryKey?) {
         let passwordKey = try crypto { try Argon2id.deriveKey(password: password, parameters: params) }
-        return try create(at: path, derivedKey: passwordKey, uncheckedParameters: params, hostSecret: hostSecret,
-                          recoveryKey: wantRecovery)
+        return try create(
+            at: path, derivedKey: passwordKey, uncheckedParameters: params, hostSecret: hostSecret,
+            recoveryKey: wantRecovery)
     }
 
     /// Creates a vault from a key already derived with `kdfParameters` (arcad receives
@@ -79,8 +80,9 @@ public final class Vault {
             throw VaultError.param("Argon2id memory must be at least \(KDFParameters.memoryFloor >> 20) MiB")
         }
         do { try kdfParameters.validate() } catch { throw VaultError.param("invalid KDF parameters: \(error)") }
-        return try create(at: path, derivedKey: derivedKey, uncheckedParameters: kdfParameters,
-                          hostSecret: hostSecret, recoveryKey: recoveryKey)
+        return try create(
+            at: path, derivedKey: derivedKey, uncheckedParameters: kdfParameters,
+            hostSecret: hostSecret, recoveryKey: recoveryKey)
     }
 
     static func create(

@@ -3,7 +3,7 @@
 import ArcaFleet
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 exit(FleetCLI.main(Array(CommandLine.arguments.dropFirst())))

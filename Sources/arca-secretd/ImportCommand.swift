@@ -2,7 +2,7 @@ import ArcaProtocol
 import ArcaSecretService
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `arca-secretd --import [--from secret-service] [--bus-name NAME] [--collection C]

@@ -2,7 +2,7 @@ import ArcaProtocol
 import ArcaSecretService
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// arca-secretd [--replace] [--verbose] [--socket PATH]: the freedesktop Secret
@@ -33,7 +33,9 @@ while let argument = arguments.popFirst() {
         print(usage)
         print("Serves org.freedesktop.secrets on the session bus from your Arca vault (arcad).")
         exit(0)
-    case "--version": print("arca-secretd \(ArcaVersion.release)"); exit(0)
+    case "--version":
+        print("arca-secretd \(ArcaVersion.release)")
+        exit(0)
     default: fail("unknown option \(argument)\n\(usage)", code: 2)
     }
 }

@@ -3,7 +3,7 @@
 import ArcaCLI
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 exit(CLI.main())

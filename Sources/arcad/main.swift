@@ -2,7 +2,7 @@ import ArcaDaemon
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let usage = "usage: arcad [--foreground] [--verbose] [--config FILE] [--state-dir DIR] [--socket PATH]"

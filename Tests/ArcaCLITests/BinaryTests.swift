@@ -9,7 +9,9 @@ import Testing
 
     @Test func helpAndVersion() throws {
         #expect(try arca(["--help"]) == Run(status: 0, stdout: Help.overview() + "\n", stderr: ""))
-        #expect(try arca(["help", "get"]) == Run(status: 0, stdout: Help.verb(CommandTable.verb(named: "get")!) + "\n", stderr: ""))
+        #expect(
+            try arca(["help", "get"])
+                == Run(status: 0, stdout: Help.verb(CommandTable.verb(named: "get")!) + "\n", stderr: ""))
         #expect(try arca(["version"]) == Run(status: 0, stdout: "arca 0.1.0\n", stderr: ""))
     }
 
@@ -34,8 +36,9 @@ import Testing
         // In-process (CLI.run) nothing is exec'd: a usage error, never another verb.
         var output = Output(standardOutputIsTerminal: false)
         #expect(CLI.run(["fleet", "hosts"], output: &output) == 2)
-        #expect(String(decoding: output.standardError, as: UTF8.self)
-            == "error: 'fleet' runs arca-fleetd; see arca-fleetd(8)\n")
+        #expect(
+            String(decoding: output.standardError, as: UTF8.self)
+                == "error: 'fleet' runs arca-fleetd; see arca-fleetd(8)\n")
         #expect(
             try arca(["get", "--account", "x"])
                 == Run(status: 2, stdout: "", stderr: "error: 'get' needs --service\nusage: arca get [options]\n"))
@@ -51,19 +54,23 @@ import Testing
         // A backup file stays with arca, which refuses the Secret Service import's options.
         #expect(
             try arca(["import", "--from", "backup.arca", "--dry-run"])
-                == Run(status: 2, stdout: "",
-                       stderr: "error: --dry-run is for 'import --from secret-service', not a backup file\n"
-                           + "usage: arca import [options]\n"))
+                == Run(
+                    status: 2, stdout: "",
+                    stderr: "error: --dry-run is for 'import --from secret-service', not a backup file\n"
+                        + "usage: arca import [options]\n"))
         // arca execs the arca-secretd built beside it, which parses the rest.
         let run = try arca(["import", "--from", "secret-service", "--bogus"])
         #expect(run.status == 2)
-        #expect(run.stderr.hasPrefix(
-            "arca-secretd: import: unknown option --bogus\nusage: arca import --from secret-service [--bus-name NAME]"))
+        #expect(
+            run.stderr.hasPrefix(
+                "arca-secretd: import: unknown option --bogus\nusage: arca import --from secret-service [--bus-name NAME]"
+            ))
         var output = Output(standardOutputIsTerminal: false)
         #expect(CLI.run(["import", "--from", "secret-service"], output: &output) == 2)
-        #expect(String(decoding: output.standardError, as: UTF8.self)
-            == "error: 'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)\n"
-            + "usage: arca import [options]\n")
+        #expect(
+            String(decoding: output.standardError, as: UTF8.self)
+                == "error: 'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)\n"
+                + "usage: arca import [options]\n")
     }
 
     /// Each verb that talks to arcad, with the name it reports and the stdin it needs.
@@ -114,7 +121,8 @@ import Testing
                 == Run(
                     status: 69, stdout: "",
                     stderr: Context.argvWarning + "\n"
-                        + "arca: add-generic-password: arcad is not running (\(Self.missingSocket): No such file or directory)\n"))
+                        + "arca: add-generic-password: arcad is not running (\(Self.missingSocket): No such file or directory)\n"
+                ))
         let unlock = try arca(["unlock-keychain", "-p", "pw", "--socket", Self.missingSocket])
         #expect(unlock.status == 69)
         #expect(unlock.stderr.hasPrefix(Context.argvWarning + "\n"))

@@ -67,8 +67,11 @@ struct TestFailure: Error, CustomStringConvertible {
             reply: .error(status: .notAvailable, message: "arcad is busy deriving keys for this user; try again"))
         defer { arcad.stop() }
         let result = try arca(["unlock", "--socket", arcad.path], stdin: "pw\n")
-        #expect(result == Run(
-            status: 75, stdout: "", stderr: "arca: unlock: arcad is busy deriving keys for this user; try again\n"))
+        #expect(
+            result
+                == Run(
+                    status: 75, stdout: "",
+                    stderr: "arca: unlock: arcad is busy deriving keys for this user; try again\n"))
     }
 
     @Test("arcad accepts, then closes without an answer (over its connection limit): exit 75")

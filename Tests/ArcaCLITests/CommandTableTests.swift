@@ -71,12 +71,18 @@ struct CommandTableTests {
             do { _ = try Validation.validate(try Parser.parse(["import"] + words)) } catch { return error }
             return nil
         }
-        #expect(validate(["--from", "secret-service"]) == UsageError(
-            "'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)", verb: "import"))
-        #expect(validate(["--from", "/tmp/b", "--dry-run"]) == UsageError(
-            "--dry-run is for 'import --from secret-service', not a backup file", verb: "import"))
-        #expect(validate(["--from", "/tmp/b", "--json"]) == UsageError(
-            "--json is for 'import --from secret-service', not a backup file", verb: "import"))
+        #expect(
+            validate(["--from", "secret-service"])
+                == UsageError(
+                    "'import --from secret-service' runs arca-secretd --import; see arca-secretd(1)", verb: "import"))
+        #expect(
+            validate(["--from", "/tmp/b", "--dry-run"])
+                == UsageError(
+                    "--dry-run is for 'import --from secret-service', not a backup file", verb: "import"))
+        #expect(
+            validate(["--from", "/tmp/b", "--json"])
+                == UsageError(
+                    "--json is for 'import --from secret-service', not a backup file", verb: "import"))
     }
 
     @Test("the table lists each verb once, and only the verbs expected here")

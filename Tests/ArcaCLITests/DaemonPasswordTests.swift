@@ -42,8 +42,9 @@ extension CLIAgainstArcadBinaryTests {
                     Step(
                         arguments: ["passwd", "--resync", "--recover"], status: 2,
                         stderr: "error: --resync and --recover exclude each other\nusage: arca passwd [options]\n"),
-                    Step(arguments: ["passwd", "--resync"], stdin: "wrong\nlogin\n", status: 1,
-                         stderr: "arca: passwd: wrong password\n"),
+                    Step(
+                        arguments: ["passwd", "--resync"], stdin: "wrong\nlogin\n", status: 1,
+                        stderr: "arca: passwd: wrong password\n"),
                     Step(arguments: ["passwd", "--resync"], stdin: "old\nlogin\n"),
                     Step(arguments: ["lock", "--all"]),
                     Step(arguments: ["unlock"], stdin: "old\n", status: 1, stderr: "arca: unlock: wrong password\n"),

@@ -21,23 +21,27 @@ import Testing
 
     @Test("busy is never 'not running': a refusal from a running arcad, a dropped or unanswered request → 75")
     func busyIsNotNotRunning() {
-        let busy = CLIError.reply(.notAvailable, message: "arcad is busy deriving keys for this user; try again",
-                                  what: "unlock")
+        let busy = CLIError.reply(
+            .notAvailable, message: "arcad is busy deriving keys for this user; try again",
+            what: "unlock")
         #expect(busy == .busy(what: "unlock", detail: "arcad is busy deriving keys for this user; try again"))
         #expect(busy.exitCode == .busy)
         #expect(busy.exitCode.rawValue == 75)
         #expect(busy.message == "arca: unlock: arcad is busy deriving keys for this user; try again")
-        #expect(CLIError.reply(.notAvailable, message: "", what: "get").message
+        #expect(
+            CLIError.reply(.notAvailable, message: "", what: "get").message
                 == "arca: get: arcad cannot serve this now; try again")
         #expect(CLIError.request(.timedOut, what: "unlock").exitCode == .busy)
-        #expect(CLIError.request(.connectionClosed, what: "unlock").message
+        #expect(
+            CLIError.request(.connectionClosed, what: "unlock").message
                 == "arca: unlock: arcad closed the connection")
         let dead = CLIError.request(.notRunning(path: "/x.sock", errno: .noSuchFileOrDirectory), what: "get")
         #expect(dead.exitCode == .notRunning)
         #expect(dead.message == "arca: get: arcad is not running (/x.sock: No such file or directory)")
         // Replies keep arcad's text only where the code says nothing by itself.
         #expect(CLIError.reply(.param, message: "bad", what: "add") == .status(.param, what: "add", detail: "bad"))
-        #expect(CLIError.reply(.itemNotFound, message: "x", what: "get")
+        #expect(
+            CLIError.reply(.itemNotFound, message: "x", what: "get")
                 == .status(.itemNotFound, what: "get", detail: ""))
     }
 

@@ -7,8 +7,10 @@ import Testing
 func runInProcess(_ arguments: [String]) -> (Int32, String, String) {
     var output = Output()
     let status = CLI.run(arguments, output: &output)
-    return (status, String(decoding: output.standardOutput, as: UTF8.self),
-            String(decoding: output.standardError, as: UTF8.self))
+    return (
+        status, String(decoding: output.standardOutput, as: UTF8.self),
+        String(decoding: output.standardError, as: UTF8.self)
+    )
 }
 
 @Suite struct ParserTests {
@@ -67,19 +69,31 @@ func runInProcess(_ arguments: [String]) -> (Int32, String, String) {
             (["get", "--internet", "-a", "x"], UsageError("'get' needs --server", verb: "get")),
             (["add", "--server", "h"], UsageError("option --server needs --internet", verb: "add")),
             (["add", "-s", "x", "--port", "80"], UsageError("option --port needs --internet", verb: "add")),
-            (["get", "--internet", "--server", "h", "--port", "0"],
-             UsageError("invalid port '0': expected 1-65535", verb: "get")),
-            (["get", "--internet", "--server", "h", "--port", "70000"],
-             UsageError("invalid port '70000': expected 1-65535", verb: "get")),
-            (["get", "--internet", "-s", "x"],
-             UsageError("option --service is for generic passwords; use --server", verb: "get")),
-            (["add", "-s", "x", "--accessible", "always"],
-             UsageError("invalid accessibility class 'always' (see arca help add)", verb: "add")),
-            (["update", "-s", "x", "--keep-secret"],
-             UsageError("'update --keep-secret' needs an attribute to change", verb: "update")),
+            (
+                ["get", "--internet", "--server", "h", "--port", "0"],
+                UsageError("invalid port '0': expected 1-65535", verb: "get")
+            ),
+            (
+                ["get", "--internet", "--server", "h", "--port", "70000"],
+                UsageError("invalid port '70000': expected 1-65535", verb: "get")
+            ),
+            (
+                ["get", "--internet", "-s", "x"],
+                UsageError("option --service is for generic passwords; use --server", verb: "get")
+            ),
+            (
+                ["add", "-s", "x", "--accessible", "always"],
+                UsageError("invalid accessibility class 'always' (see arca help add)", verb: "add")
+            ),
+            (
+                ["update", "-s", "x", "--keep-secret"],
+                UsageError("'update --keep-secret' needs an attribute to change", verb: "update")
+            ),
             (["help", "nope"], UsageError("unknown verb 'nope'", verb: "help")),
-            (["find-internet-password", "-s", "h", "-P", "x"],
-             UsageError("invalid port 'x': expected 1-65535", verb: "find-internet-password")),
+            (
+                ["find-internet-password", "-s", "h", "-P", "x"],
+                UsageError("invalid port 'x': expected 1-65535", verb: "find-internet-password")
+            ),
         ]
         for (arguments, expected) in cases {
             #expect(throws: expected, "\(arguments)") { try Validation.validate(try Parser.parse(arguments)) }
@@ -138,8 +152,9 @@ func runInProcess(_ arguments: [String]) -> (Int32, String, String) {
         #expect(secret == .commandLine("pw") && replace && compatibility)
         #expect(item.otherAttributes == [.description: .string("kind")])
         // -w last, without a value, reads stdin.
-        guard case .add(_, let fromStdin, false, true) = try Validation.validate(
-            try Parser.parse(["add-generic-password", "-s", "mail", "-w"]))
+        guard
+            case .add(_, let fromStdin, false, true) = try Validation.validate(
+                try Parser.parse(["add-generic-password", "-s", "mail", "-w"]))
         else {
             Issue.record("-w alone")
             return
@@ -151,7 +166,8 @@ func runInProcess(_ arguments: [String]) -> (Int32, String, String) {
             return
         }
         #expect(inet.keyAttributes == [.server: .string("h"), .port: .uint32(22)])
-        #expect(try Validation.validate(try Parser.parse(["unlock-keychain", "-p", "pw"])) == .unlock(.commandLine("pw")))
+        #expect(
+            try Validation.validate(try Parser.parse(["unlock-keychain", "-p", "pw"])) == .unlock(.commandLine("pw")))
         #expect(try Validation.validate(try Parser.parse(["lock-keychain", "-a"])) == .lock(all: true))
         #expect(throws: UsageError("unknown option '--w' for 'add-generic-password'", verb: "add-generic-password")) {
             try Parser.parse(["add-generic-password", "--w", "x"])

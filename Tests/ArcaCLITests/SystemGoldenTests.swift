@@ -32,7 +32,8 @@ extension CLIAgainstArcadBinaryTests {
             ])
             try asRoot([
                 Step(
-                    arguments: ["add", "--system", "--allow-user", owner.name, "--allow-unit", "pg.service"] + Self.item,
+                    arguments: ["add", "--system", "--allow-user", owner.name, "--allow-unit", "pg.service"]
+                        + Self.item,
                     stdin: "s3cret"),
                 Step(
                     arguments: ["grants"],
@@ -43,7 +44,9 @@ extension CLIAgainstArcadBinaryTests {
                         unit: pg.service (credential postgresql)
 
                         """),
-                Step(arguments: ["grant", "--allow-group", "0", "--allow-unit", "postgresql.service:db-password"] + Self.item),
+                Step(
+                    arguments: ["grant", "--allow-group", "0", "--allow-unit", "postgresql.service:db-password"]
+                        + Self.item),
                 Step(
                     arguments: ["grants", "--json"],
                     stdout: """
@@ -52,30 +55,35 @@ extension CLIAgainstArcadBinaryTests {
                         {"unit":"postgresql.service","credential":"db-password"}]}]
 
                         """),
-                Step(arguments: ["grant"] + Self.item, status: 2,
-                     stderr: "error: 'grant' needs --allow-user, --allow-group or --allow-unit\nusage: arca grant [options]\n"),
+                Step(
+                    arguments: ["grant"] + Self.item, status: 2,
+                    stderr:
+                        "error: 'grant' needs --allow-user, --allow-group or --allow-unit\nusage: arca grant [options]\n"
+                ),
                 Step(arguments: ["get", "--system", "--no-kernel"] + Self.item, stdout: "s3cret"),
             ])
             try asOwner([
                 // From the owner's persistent keyring: a dead socket does not matter.
-                Step(arguments: ["get", "--system", "--socket", "/nonexistent/arcad.sock"] + Self.item, stdout: "s3cret"),
+                Step(
+                    arguments: ["get", "--system", "--socket", "/nonexistent/arcad.sock"] + Self.item, stdout: "s3cret"),
                 Step(arguments: ["get", "--system", "--no-kernel"] + Self.item, stdout: "s3cret"),
                 Step(arguments: ["get", "--system", "--json"] + Self.item, stdout: "{\"secret\":\"s3cret\"}\n"),
             ])
             try asOther([
-                Step(arguments: ["get", "--system"] + Self.item, status: 44, stderr: "arca: get: no such item\n"),
+                Step(arguments: ["get", "--system"] + Self.item, status: 44, stderr: "arca: get: no such item\n")
             ])
             try asRoot([
-                Step(arguments: ["revoke", "--allow-user", owner.name] + Self.item),
+                Step(arguments: ["revoke", "--allow-user", owner.name] + Self.item)
             ])
             try asOwner([
-                Step(arguments: ["get", "--system"] + Self.item, status: 44, stderr: "arca: get: no such item\n"),
+                Step(arguments: ["get", "--system"] + Self.item, status: 44, stderr: "arca: get: no such item\n")
             ])
             try asRoot([
                 Step(arguments: ["revoke"] + Self.item),
                 Step(arguments: ["grants"]),
                 Step(arguments: ["delete", "--system"] + Self.item),
-                Step(arguments: ["delete", "--system"] + Self.item, status: 44, stderr: "arca: delete: no such item\n"),
+                Step(
+                    arguments: ["delete", "--system"] + Self.item, status: 44, stderr: "arca: delete: no such item\n"),
             ])
         }
     }

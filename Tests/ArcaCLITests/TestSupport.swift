@@ -7,7 +7,9 @@ struct Run: Equatable, CustomStringConvertible {
     var stdout: String
     var stderr: String
 
-    var description: String { "status \(status)\nstdout: \(stdout.debugDescription)\nstderr: \(stderr.debugDescription)" }
+    var description: String {
+        "status \(status)\nstdout: \(stdout.debugDescription)\nstderr: \(stderr.debugDescription)"
+    }
 }
 
 /// The `arca` binary built next to the test bundle (`swift build --build-tests` builds it).

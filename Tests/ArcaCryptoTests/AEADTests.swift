@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArcaCrypto
 
 @Suite("XChaCha20-Poly1305")
@@ -16,7 +17,8 @@ struct AEADTests {
         #expect(a.nonce != b.nonce)
         #expect(a.ciphertext.count == message.count + 16)
         #expect(try AEAD.open(a, key: key, associatedData: associatedData).bytesForTesting == message)
-        #expect(try AEAD.openBytes(SealedBox(combined: b.combined), key: key, associatedData: associatedData) == message)
+        #expect(
+            try AEAD.openBytes(SealedBox(combined: b.combined), key: key, associatedData: associatedData) == message)
     }
 
     @Test("flipping any bit pattern in any byte of nonce, ciphertext, tag or associated data fails to open")
@@ -67,7 +69,9 @@ struct AEADTests {
     func wrongKey() throws {
         let box = try AEAD.seal(message, key: key, associatedData: associatedData)
         let other = try SecretBytes.random(count: AEAD.keyLength)
-        #expect(throws: CryptoError.authenticationFailed) { try AEAD.open(box, key: other, associatedData: associatedData) }
+        #expect(throws: CryptoError.authenticationFailed) {
+            try AEAD.open(box, key: other, associatedData: associatedData)
+        }
         let short = try SecretBytes.random(count: 16)
         #expect(throws: CryptoError.invalidLength(what: "AEAD key", expected: 32, actual: 16)) {
             try AEAD.open(box, key: short, associatedData: associatedData)
@@ -115,8 +119,11 @@ struct KeyHierarchyTests {
         #expect(a1 != c)
         #expect(a1.count == 32)
         // Pinned so that a change of the derivation (which would orphan every vault) fails here.
-        #expect(Hex.encode(a1.bytesForTesting) == Hex.encode(try KeyedHash.blake2b(
-            Array("arca-kdf\u{0}class/whenUnlocked\u{0}".utf8), key: master, outputLength: 32)))
+        #expect(
+            Hex.encode(a1.bytesForTesting)
+                == Hex.encode(
+                    try KeyedHash.blake2b(
+                        Array("arca-kdf\u{0}class/whenUnlocked\u{0}".utf8), key: master, outputLength: 32)))
     }
 
     @Test("blind index tags are keyed")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArcaCrypto
 
 @Suite("Argon2id")
@@ -18,7 +19,10 @@ struct Argon2idTests {
         #expect(k1.count == 32)
         #expect(try k1 != Argon2id.deriveKey(password: pw, parameters: salted))
         #expect(try k1 != Argon2id.deriveKey(password: pw, parameters: slower))
-        #expect(try k1 != Argon2id.deriveKey(password: SecretBytes.testing(Array("correct horsf".utf8)), parameters: Self.cheap))
+        #expect(
+            try k1
+                != Argon2id.deriveKey(
+                    password: SecretBytes.testing(Array("correct horsf".utf8)), parameters: Self.cheap))
     }
 
     @Test("invalid parameters are refused with a clear error")
@@ -76,16 +80,18 @@ struct CalibrationTimingTests {
         try (0..<3).map { _ in try Argon2id.measure(params) }.sorted()[1]
     }
 
-    @Test("calibration lands within a factor of 2 of the target, with at least 64 MiB",
-          arguments: [0.25, 0.5])
+    @Test(
+        "calibration lands within a factor of 2 of the target, with at least 64 MiB",
+        arguments: [0.25, 0.5])
     func calibration(target: Double) throws {
         let params = try Argon2id.calibrate(targetSeconds: target)
         #expect(params.memoryLimit >= 64 << 20)
         #expect(params.memoryLimit <= Argon2id.memoryCeiling())
         #expect(params.salt.count == 16)
         let seconds = try median(params)
-        #expect(seconds >= target / 2 && seconds <= target * 2,
-                "measured \(seconds) s for target \(target) s with \(params)")
+        #expect(
+            seconds >= target / 2 && seconds <= target * 2,
+            "measured \(seconds) s for target \(target) s with \(params)")
     }
 
     @Test("calibration on a small memory ceiling raises passes instead")

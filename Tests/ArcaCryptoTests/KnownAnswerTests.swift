@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArcaCrypto
 
 @Suite("Known-answer vectors")
@@ -48,11 +49,15 @@ struct KnownAnswerTests {
     func hmac() throws {
         for v in try Resources.vectors("hashes", "hmac_sha256") {
             let key = try SecretBytes.testing(Hex.decode(v["key"] as? String ?? ""))
-            #expect(Hex.encode(KeyedHash.hmacSHA256(Hex.decode(v["message"] as? String ?? ""), key: key)) == v["mac"] as? String)
+            #expect(
+                Hex.encode(KeyedHash.hmacSHA256(Hex.decode(v["message"] as? String ?? ""), key: key)) == v["mac"]
+                    as? String)
         }
         for v in try Resources.vectors("hashes", "hmac_sha512") {
             let key = try SecretBytes.testing(Hex.decode(v["key"] as? String ?? ""))
-            #expect(Hex.encode(KeyedHash.hmacSHA512(Hex.decode(v["message"] as? String ?? ""), key: key)) == v["mac"] as? String)
+            #expect(
+                Hex.encode(KeyedHash.hmacSHA512(Hex.decode(v["message"] as? String ?? ""), key: key)) == v["mac"]
+                    as? String)
         }
     }
 }

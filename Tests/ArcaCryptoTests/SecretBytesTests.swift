@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import ArcaCrypto
 
 @Suite("SecretBytes")
@@ -14,8 +15,9 @@ struct SecretBytesTests {
         #expect(readBack.allSatisfy { $0 == 0 })
     }
 
-    @Test("deinit zeroes the full capacity before it is freed: a pool slot, or a guarded allocation",
-          arguments: [(333, 1024), (10_000, 10_000)])
+    @Test(
+        "deinit zeroes the full capacity before it is freed: a pool slot, or a guarded allocation",
+        arguments: [(333, 1024), (10_000, 10_000)])
     func wipeOnDeinit(size: Int, capacity: Int) throws {
         final class Seen: Sendable {
             let state = Mutex<(address: UInt, zero: Bool?)>((0, nil))

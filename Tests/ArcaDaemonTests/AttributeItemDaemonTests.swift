@@ -19,9 +19,10 @@ struct AttributeItemDaemonTests {
         return key
     }
 
-    func add(_ t: TestDaemon, _ uid: UInt32, _ attributes: SecretAttributes, secret: String = "s",
-             replace: Bool = false, as peer: UInt32? = nil) -> Reply
-    {
+    func add(
+        _ t: TestDaemon, _ uid: UInt32, _ attributes: SecretAttributes, secret: String = "s",
+        replace: Bool = false, as peer: UInt32? = nil
+    ) -> Reply {
         t.send(
             .addAttributeItem(
                 AttributeItemAdd(
@@ -48,19 +49,30 @@ struct AttributeItemDaemonTests {
         #expect(added.attributes == ["xdg:schema": "org.x", "user": "Zoë"])
         #expect(added.secret == nil)
         #expect(t.kernel.ring(alice, .afterFirstUnlock) == [:])
-        let found = items(t.send(.searchAttributeItems(uid: alice, attributes: ["user": "Zoë"], returnSecrets: true),
-                                 as: alice))
+        let found = items(
+            t.send(
+                .searchAttributeItems(uid: alice, attributes: ["user": "Zoë"], returnSecrets: true),
+                as: alice))
         #expect(found?.items.map(\.reference) == [added.reference])
         #expect(found?.items.first?.secret == Array("pw".utf8))
-        #expect(items(t.send(.searchAttributeItems(uid: alice, attributes: ["user": "zoë"], returnSecrets: false),
-                             as: alice)) == AttributeItemList(items: []))
+        #expect(
+            items(
+                t.send(
+                    .searchAttributeItems(uid: alice, attributes: ["user": "zoë"], returnSecrets: false),
+                    as: alice)) == AttributeItemList(items: []))
         let unknown = [UInt8](repeating: 9, count: 16)
-        let got = items(t.send(.getAttributeItems(uid: alice, references: [unknown, added.reference, [1]],
-                                                  returnSecrets: false), as: alice))
+        let got = items(
+            t.send(
+                .getAttributeItems(
+                    uid: alice, references: [unknown, added.reference, [1]],
+                    returnSecrets: false), as: alice))
         #expect(got?.items.map(\.reference) == [added.reference])
-        let updated = items(t.send(.updateAttributeItem(
-            AttributeItemUpdate(uid: alice, reference: added.reference, label: "new", secret: Array("pw2".utf8))),
-            as: alice))
+        let updated = items(
+            t.send(
+                .updateAttributeItem(
+                    AttributeItemUpdate(uid: alice, reference: added.reference, label: "new", secret: Array("pw2".utf8))
+                ),
+                as: alice))
         #expect(updated?.items.first?.label == "new")
         #expect(updated?.items.first?.attributes == added.attributes)
         #expect(t.send(.deleteAttributeItem(uid: alice, reference: added.reference), as: alice) == .ok)
@@ -77,9 +89,11 @@ struct AttributeItemDaemonTests {
         _ = try enrolled(t, alice)
         #expect(items(add(t, alice, ["k": "v"]))?.items.first?.accessible == .whenUnlocked)
         #expect(try DaemonConfig.parse("secret_service_class = when-unlocked").secretServiceClass == .whenUnlocked)
-        #expect(throws: ConfigError(
-            location: "/etc/arca/arca.conf:1",
-            message: "secret_service_class must be 'after-first-unlock' or 'when-unlocked', got 'always'")) {
+        #expect(
+            throws: ConfigError(
+                location: "/etc/arca/arca.conf:1",
+                message: "secret_service_class must be 'after-first-unlock' or 'when-unlocked', got 'always'")
+        ) {
             _ = try DaemonConfig.parse("secret_service_class = always")
         }
     }
@@ -107,12 +121,15 @@ struct AttributeItemDaemonTests {
         ]
         for attack in attacks { #expect(statusCode(t.send(attack, as: bob)) == -34018) }
         // Bob's own search does not see alice's item.
-        #expect(items(t.send(.searchAttributeItems(uid: bob, attributes: [:], returnSecrets: false), as: bob))
-            == AttributeItemList(items: []))
-        #expect(items(t.send(.getAttributeItems(uid: alice, references: [ref], returnSecrets: true), as: alice))?
-            .items.first?.secret == Array("s".utf8))
-        #expect(t.send(.collectionSettings(uid: alice, label: nil), as: alice)
-            == .collectionSettings(CollectionSettings(label: "Login", accessible: .afterFirstUnlock)))
+        #expect(
+            items(t.send(.searchAttributeItems(uid: bob, attributes: [:], returnSecrets: false), as: bob))
+                == AttributeItemList(items: []))
+        #expect(
+            items(t.send(.getAttributeItems(uid: alice, references: [ref], returnSecrets: true), as: alice))?
+                .items.first?.secret == Array("s".utf8))
+        #expect(
+            t.send(.collectionSettings(uid: alice, label: nil), as: alice)
+                == .collectionSettings(CollectionSettings(label: "Login", accessible: .afterFirstUnlock)))
     }
 
     @Test("references: the matches of a search without their attributes; locked ones listed as locked")
@@ -124,17 +141,22 @@ struct AttributeItemDaemonTests {
         _ = try enrolled(t, alice)
         let refs = ["a", "b", "a"].compactMap { items(add(t, alice, ["k": $0, "n": "1"]))?.items.first?.reference }
         #expect(refs.count == 3)
-        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: ["k": "a"]), as: alice)
-            == .attributeReferences(AttributeReferenceList(unlocked: [refs[0], refs[2]])))
-        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: ["k": "A"]), as: alice)
-            == .attributeReferences(AttributeReferenceList(unlocked: [])))
-        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)
-            == .attributeReferences(AttributeReferenceList(unlocked: refs)))
+        #expect(
+            t.send(.searchAttributeReferences(uid: alice, attributes: ["k": "a"]), as: alice)
+                == .attributeReferences(AttributeReferenceList(unlocked: [refs[0], refs[2]])))
+        #expect(
+            t.send(.searchAttributeReferences(uid: alice, attributes: ["k": "A"]), as: alice)
+                == .attributeReferences(AttributeReferenceList(unlocked: [])))
+        #expect(
+            t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)
+                == .attributeReferences(AttributeReferenceList(unlocked: refs)))
         #expect(t.send(.lock(uid: alice, classes: .whenUnlocked), as: alice) == .ok)
-        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: ["n": "1"]), as: alice)
-            == .attributeReferences(AttributeReferenceList(unlocked: [], locked: refs)))
-        #expect(t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)
-            == .attributeReferences(AttributeReferenceList(unlocked: [], locked: refs)))
+        #expect(
+            t.send(.searchAttributeReferences(uid: alice, attributes: ["n": "1"]), as: alice)
+                == .attributeReferences(AttributeReferenceList(unlocked: [], locked: refs)))
+        #expect(
+            t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)
+                == .attributeReferences(AttributeReferenceList(unlocked: [], locked: refs)))
         #expect(t.send(.lock(uid: alice, classes: .all), as: alice) == .ok)
         #expect(statusCode(t.send(.searchAttributeReferences(uid: alice, attributes: [:]), as: alice)) == -25308)
     }
@@ -146,11 +168,13 @@ struct AttributeItemDaemonTests {
         let t = try TestDaemon(config: config)
         defer { t.cleanUp() }
         _ = try enrolled(t, alice)
-        #expect(t.send(.collectionSettings(uid: alice, label: "Töday's 🔑"), as: alice)
-            == .collectionSettings(CollectionSettings(label: "Töday's 🔑", accessible: .whenUnlocked)))
+        #expect(
+            t.send(.collectionSettings(uid: alice, label: "Töday's 🔑"), as: alice)
+                == .collectionSettings(CollectionSettings(label: "Töday's 🔑", accessible: .whenUnlocked)))
         #expect(t.send(.lock(uid: alice, classes: .all), as: alice) == .ok)
-        #expect(t.send(.collectionSettings(uid: alice, label: nil), as: alice)
-            == .collectionSettings(CollectionSettings(label: "Töday's 🔑", accessible: .whenUnlocked)))
+        #expect(
+            t.send(.collectionSettings(uid: alice, label: nil), as: alice)
+                == .collectionSettings(CollectionSettings(label: "Töday's 🔑", accessible: .whenUnlocked)))
         #expect(statusCode(t.send(.collectionSettings(uid: bob, label: nil), as: bob)) != 0)
     }
 
@@ -168,8 +192,9 @@ struct AttributeItemDaemonTests {
         #expect(t.send(.lock(uid: alice, classes: .whenUnlocked), as: alice) == .ok)
         let search = Request.searchAttributeItems(uid: alice, attributes: ["k": "v"], returnSecrets: true)
         #expect(items(t.send(search, as: alice)) == AttributeItemList(items: [], locked: [ref]))
-        #expect(items(t.send(.getAttributeItems(uid: alice, references: [ref], returnSecrets: true), as: alice))
-            == AttributeItemList(items: [], locked: [ref]))
+        #expect(
+            items(t.send(.getAttributeItems(uid: alice, references: [ref], returnSecrets: true), as: alice))
+                == AttributeItemList(items: [], locked: [ref]))
         #expect(t.send(.lock(uid: alice, classes: .all), as: alice) == .ok)
         #expect(statusCode(t.send(search, as: alice)) == -25308)
         #expect(t.send(.unlock(uid: alice, key: key), as: alice) == .ok)
@@ -192,8 +217,10 @@ struct AttributeItemDaemonTests {
         _ = t.send(.deleteAttributeItem(uid: alice, reference: ref), as: alice)
         _ = t.send(.lock(uid: alice, classes: .all), as: alice)
         _ = t.send(.unlock(uid: alice, key: key), as: alice)
-        guard case .events(let batch) = t.send(.waitEvents(uid: alice, after: start.next, timeoutMilliseconds: 0),
-                                               as: alice)
+        guard
+            case .events(let batch) = t.send(
+                .waitEvents(uid: alice, after: start.next, timeoutMilliseconds: 0),
+                as: alice)
         else {
             Issue.record("no events reply")
             return
@@ -201,16 +228,20 @@ struct AttributeItemDaemonTests {
         #expect(batch.missed == false)
         #expect(batch.events.count == 6)
         #expect(Array(batch.events.prefix(2)) == [.itemAdded(reference: ref), .itemChanged(reference: ref)])
-        if case .itemAdded(let keychainRef) = batch.events[2] { #expect(keychainRef.count == 16) } else {
+        if case .itemAdded(let keychainRef) = batch.events[2] {
+            #expect(keychainRef.count == 16)
+        } else {
             Issue.record("expected a Keychain add, got \(batch.events[2])")
         }
-        #expect(Array(batch.events.suffix(3)) == [
-            .itemDeleted(reference: ref), .lockChanged(unlocked: []), .lockChanged(unlocked: .all),
-        ])
+        #expect(
+            Array(batch.events.suffix(3)) == [
+                .itemDeleted(reference: ref), .lockChanged(unlocked: []), .lockChanged(unlocked: .all),
+            ])
         #expect(batch.next == start.next + 6)
         // Nothing new: an empty batch after the timeout, numbered as asked.
-        #expect(t.send(.waitEvents(uid: alice, after: batch.next, timeoutMilliseconds: 10), as: alice)
-            == .events(EventBatch(next: batch.next, missed: false, events: [])))
+        #expect(
+            t.send(.waitEvents(uid: alice, after: batch.next, timeoutMilliseconds: 10), as: alice)
+                == .events(EventBatch(next: batch.next, missed: false, events: [])))
         // A number from another arcad (before this one started) is told it missed events.
         guard case .events(let stale) = t.send(.waitEvents(uid: alice, after: 1, timeoutMilliseconds: 0), as: alice)
         else { return }
@@ -238,7 +269,11 @@ struct AttributeItemDaemonTests {
             usleep(10_000)
             waited += 10
         }
-        #expect(result.withLock { $0 } == .events(EventBatch(next: start.next + 1, missed: false,
-                                                             events: [.itemAdded(reference: ref)])))
+        #expect(
+            result.withLock { $0 }
+                == .events(
+                    EventBatch(
+                        next: start.next + 1, missed: false,
+                        events: [.itemAdded(reference: ref)])))
     }
 }

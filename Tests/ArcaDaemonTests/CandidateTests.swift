@@ -100,14 +100,18 @@ struct CandidateTests {
         let new = try derivedKey("new")
         let token = try #require(failedLogin(t, alice, new))
         let unknown = HandlerError.noCandidate.reply
-        #expect(t.send(.confirmCandidate(uid: alice, candidate: token, session: [1]), as: 0) == unknown,
-                "no such session yet")
+        #expect(
+            t.send(.confirmCandidate(uid: alice, candidate: token, session: [1]), as: 0) == unknown,
+            "no such session yet")
         open(t, bob, 1)
-        #expect(t.send(.confirmCandidate(uid: bob, candidate: token, session: [1]), as: 0) == unknown,
-                "another uid")
+        #expect(
+            t.send(.confirmCandidate(uid: bob, candidate: token, session: [1]), as: 0) == unknown,
+            "another uid")
         open(t, alice, 1)
-        #expect(t.send(.confirmCandidate(uid: alice, candidate: [UInt8](repeating: 0, count: 32), session: [1]),
-                       as: 0) == unknown)
+        #expect(
+            t.send(
+                .confirmCandidate(uid: alice, candidate: [UInt8](repeating: 0, count: 32), session: [1]),
+                as: 0) == unknown)
         // A refused confirmation does not use the token up; a confirmed one does.
         #expect(t.send(.confirmCandidate(uid: alice, candidate: token, session: [1]), as: 0) == .ok)
         #expect(t.send(.confirmCandidate(uid: alice, candidate: token, session: [1]), as: 0) == unknown)
@@ -123,11 +127,13 @@ struct CandidateTests {
         #expect(statusCode(t.send(.loginUnlock(uid: alice, key: new), as: alice)) == -34018)
         let token = try #require(failedLogin(t, alice, new))
         open(t, alice, 1)
-        #expect(statusCode(t.send(.confirmCandidate(uid: alice, candidate: token, session: [1]), as: alice))
+        #expect(
+            statusCode(t.send(.confirmCandidate(uid: alice, candidate: token, session: [1]), as: alice))
                 == -34018)
         // An old pam_arca (plain unlock from root): a wrong key is only a failure.
         for session: UInt8 in 2...3 {
-            #expect(t.send(.unlock(uid: alice, key: new), as: 0)
+            #expect(
+                t.send(.unlock(uid: alice, key: new), as: 0)
                     == .error(status: .authFailed, message: "wrong password or key"))
             open(t, alice, session)
         }
@@ -150,7 +156,8 @@ struct CandidateTests {
         var tokens: [[UInt8]] = []
         for _ in 0..<(Daemon.maximumCandidates + 3) { tokens.append(try #require(failedLogin(t, alice, key))) }
         open(t, alice, 1)
-        #expect(t.send(.confirmCandidate(uid: alice, candidate: tokens[0], session: [1]), as: 0)
+        #expect(
+            t.send(.confirmCandidate(uid: alice, candidate: tokens[0], session: [1]), as: 0)
                 == HandlerError.noCandidate.reply, "the oldest was dropped")
         #expect(t.send(.confirmCandidate(uid: alice, candidate: tokens.last ?? [], session: [1]), as: 0) == .ok)
         let held = try t.daemon.context(alice).withLock { state throws(HandlerError) in state.candidates.count }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArcaDaemon
 
 @Suite("arca.conf")
@@ -21,7 +22,8 @@ struct ConfigTests {
 
     @Test("every key, comments and blank lines")
     func everyKey() throws {
-        let c = try DaemonConfig.parse("""
+        let c = try DaemonConfig.parse(
+            """
             # arcad configuration
             socket = /tmp/a.sock
               state_dir = /tmp/state   # trailing comment
@@ -57,16 +59,26 @@ struct ConfigTests {
         #expect(throws: ConfigError(location: "t.conf:1", message: "lock_on must be 'any' or 'all', got 'some'")) {
             try DaemonConfig.parse("lock_on = some", file: "t.conf")
         }
-        #expect(throws: ConfigError(location: "t.conf:1", message: "idle_timeout must be a whole number in 0...31536000, got '-1'")) {
+        #expect(
+            throws: ConfigError(
+                location: "t.conf:1", message: "idle_timeout must be a whole number in 0...31536000, got '-1'")
+        ) {
             try DaemonConfig.parse("idle_timeout = -1", file: "t.conf")
         }
-        #expect(throws: ConfigError(location: "t.conf:1", message: "max_connections must be a whole number in 1...65536, got '0'")) {
+        #expect(
+            throws: ConfigError(
+                location: "t.conf:1", message: "max_connections must be a whole number in 1...65536, got '0'")
+        ) {
             try DaemonConfig.parse("max_connections = 0", file: "t.conf")
         }
-        #expect(throws: ConfigError(location: "t.conf:1", message: "state_dir must be an absolute path, got 'var/lib'")) {
+        #expect(throws: ConfigError(location: "t.conf:1", message: "state_dir must be an absolute path, got 'var/lib'"))
+        {
             try DaemonConfig.parse("state_dir = var/lib", file: "t.conf")
         }
-        #expect(throws: ConfigError(location: "t.conf:1", message: "credentials_socket must be an absolute path, got 'c.sock'")) {
+        #expect(
+            throws: ConfigError(
+                location: "t.conf:1", message: "credentials_socket must be an absolute path, got 'c.sock'")
+        ) {
             try DaemonConfig.parse("credentials_socket = c.sock", file: "t.conf")
         }
         let cost = ConfigError(

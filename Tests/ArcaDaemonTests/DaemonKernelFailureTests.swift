@@ -32,9 +32,11 @@ struct DaemonKernelFailureTests {
         #expect(t.send(addRequest(alice, "mail", "alice", "s3cret"), as: alice) == .items([]))
         t.kernel.removalsFail.store(true, ordering: .relaxed)
         let reply = t.send(.lock(uid: alice, classes: .whenUnlocked), as: alice)
-        #expect(reply == .error(
-            status: .internalComponent,
-            message: "lock incomplete: keys of whenUnlocked are still in the kernel; see arcad's log"))
+        #expect(
+            reply
+                == .error(
+                    status: .internalComponent,
+                    message: "lock incomplete: keys of whenUnlocked are still in the kernel; see arcad's log"))
         #expect(status(t)?.unlocked == .afterFirstUnlock)
         #expect(status(t)?.lockIncomplete == .whenUnlocked)
         // The same from the login stack's last close and from lock-all.
@@ -84,8 +86,11 @@ struct DaemonKernelFailureTests {
             return
         }
         #expect(code == .quotaExceeded)
-        #expect(message.hasPrefix("the vault is full (") && message.hasSuffix(
-            "; the limit is 1048576, arca.conf max_vault_bytes); delete items to make room"))
+        #expect(
+            message.hasPrefix("the vault is full (")
+                && message.hasSuffix(
+                    "; the limit is 1048576, arca.conf max_vault_bytes); delete items to make room")
+        )
         let query = Query(itemClass: .genericPassword, attributes: genp("bulk", "a0"))
         #expect(t.send(.delete(vault: .user(uid: alice), query: query), as: alice) == .ok)
         #expect(secretText(t.send(getRequest(alice, "bulk", "a1"), as: alice)) == big)

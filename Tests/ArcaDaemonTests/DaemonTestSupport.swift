@@ -118,7 +118,9 @@ final class TestDaemon: Sendable {
         directory: String? = nil, config base: DaemonConfig = DaemonConfig(),
         kernel: RecordingKernel = RecordingKernel()
     ) throws {
-        self.directory = directory ?? FileManager.default.temporaryDirectory
+        self.directory =
+            directory
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("arcad-test-\(UUID().uuidString)").path
         self.kernel = kernel
         var config = base
@@ -164,15 +166,21 @@ func genp(_ service: String, _ account: String, accessible: ArcaProtocol.Accessi
     return map
 }
 
-func addRequest(_ uid: UInt32, _ service: String, _ account: String, _ secret: String,
-                accessible: ArcaProtocol.Accessibility? = nil) -> Request {
-    .add(AddRequest(vault: .user(uid: uid), itemClass: .genericPassword,
-                    attributes: genp(service, account, accessible: accessible), secret: Array(secret.utf8)))
+func addRequest(
+    _ uid: UInt32, _ service: String, _ account: String, _ secret: String,
+    accessible: ArcaProtocol.Accessibility? = nil
+) -> Request {
+    .add(
+        AddRequest(
+            vault: .user(uid: uid), itemClass: .genericPassword,
+            attributes: genp(service, account, accessible: accessible), secret: Array(secret.utf8)))
 }
 
 func getRequest(_ uid: UInt32, _ service: String, _ account: String) -> Request {
-    .copyMatching(vault: .user(uid: uid), query: Query(
-        itemClass: .genericPassword, attributes: genp(service, account), returnFlags: .data))
+    .copyMatching(
+        vault: .user(uid: uid),
+        query: Query(
+            itemClass: .genericPassword, attributes: genp(service, account), returnFlags: .data))
 }
 
 /// The secret of a one-item reply, as text; or the error status.

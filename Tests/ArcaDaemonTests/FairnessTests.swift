@@ -118,8 +118,11 @@ struct CostCapTests {
         costly.opsLimit = 3  // 3 passes × 64 MiB = 192 > 128
         let key = try derivedKey("pw")
         let refused = t.send(.enroll(uid: uid, key: key, parameters: costly), as: uid)
-        #expect(refused == .error(
-            status: .param, message: "Argon2id cost above kdf_max_cost (passes × MiB at most 128; arca.conf(5))"))
+        #expect(
+            refused
+                == .error(
+                    status: .param, message: "Argon2id cost above kdf_max_cost (passes × MiB at most 128; arca.conf(5))"
+                ))
         // The login stack (root) sends what pam_arca calibrated: accepted, but
         // arcad will not run that derivation itself for `arca unlock`.
         #expect(t.send(.enroll(uid: uid, key: key, parameters: costly), as: 0) == .ok)
@@ -129,7 +132,8 @@ struct CostCapTests {
         // Within the cap: the user's own change of cost is accepted.
         #expect(t.send(.unlock(uid: uid, key: key), as: 0) == .ok)
         let newKey = try derivedKey("pw2")
-        #expect(t.send(.changePassword(uid: uid, oldKey: key, newKey: newKey, parameters: testParameters), as: uid)
+        #expect(
+            t.send(.changePassword(uid: uid, oldKey: key, newKey: newKey, parameters: testParameters), as: uid)
                 == .ok)
         #expect(t.send(.unlockWithPassword(uid: uid, password: Array("pw2".utf8)), as: uid) == .ok)
     }

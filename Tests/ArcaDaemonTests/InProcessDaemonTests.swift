@@ -20,7 +20,8 @@ struct InProcessDaemonTests {
         _ = try enrolled(t, alice)
         #expect(t.send(.kdfParameters(uid: alice), as: alice) == .kdfParameters(testParameters))
         #expect(t.send(addRequest(alice, "mail", "alice", "s3cret"), as: alice) == .items([]))
-        #expect(t.send(addRequest(alice, "vpn", "alice", "v-pn", accessible: .afterFirstUnlock), as: alice)
+        #expect(
+            t.send(addRequest(alice, "vpn", "alice", "v-pn", accessible: .afterFirstUnlock), as: alice)
                 == .items([]))
         #expect(statusCode(t.send(addRequest(alice, "mail", "alice", "other"), as: alice)) == -25299)
         #expect(t.kernel.ring(alice, .whenUnlocked) == ["arca:genp:mail:alice": "s3cret"])
@@ -28,10 +29,14 @@ struct InProcessDaemonTests {
         #expect(secretText(t.send(getRequest(alice, "mail", "alice"), as: alice)) == "s3cret")
         #expect(secretText(t.send(getRequest(alice, "mail", "nobody"), as: alice)) == "error -25300")
         let status = t.send(.status(uid: nil), as: alice)
-        #expect(status == .status(VaultStatus(
-            uid: alice, hasVault: true, unlocked: .all, sessionCount: 0, passwordOutOfSync: false,
-            itemsNotInKernel: 0, hasRecoveryKey: false)))
-        #expect(statusCode(t.send(.enroll(uid: alice, key: try derivedKey("x"), parameters: testParameters), as: 0))
+        #expect(
+            status
+                == .status(
+                    VaultStatus(
+                        uid: alice, hasVault: true, unlocked: .all, sessionCount: 0, passwordOutOfSync: false,
+                        itemsNotInKernel: 0, hasRecoveryKey: false)))
+        #expect(
+            statusCode(t.send(.enroll(uid: alice, key: try derivedKey("x"), parameters: testParameters), as: 0))
                 == -25299)
     }
 
@@ -105,17 +110,26 @@ struct InProcessDaemonTests {
             #expect(withVault == .error(status: .missingEntitlement, message: "not allowed for this caller"))
         }
         // The same for a uid that has no vault at all: nothing leaks.
-        #expect(t.send(.status(uid: 60_099), as: bob)
+        #expect(
+            t.send(.status(uid: 60_099), as: bob)
                 == .error(status: .missingEntitlement, message: "not allowed for this caller"))
-        #expect(t.send(.listSessions, as: bob)
+        #expect(
+            t.send(.listSessions, as: bob)
                 == .error(status: .missingEntitlement, message: "not allowed for this caller"))
-        #expect(statusCode(t.send(.passwordReset(uid: bob, newKey: try derivedKey("n"), parameters: testParameters),
-                                  as: bob)) == -34018)
-        #expect(statusCode(t.send(.enroll(uid: bob, key: try derivedKey("pw"), parameters: testParameters),
-                                  as: alice)) == -34018)
+        #expect(
+            statusCode(
+                t.send(
+                    .passwordReset(uid: bob, newKey: try derivedKey("n"), parameters: testParameters),
+                    as: bob)) == -34018)
+        #expect(
+            statusCode(
+                t.send(
+                    .enroll(uid: bob, key: try derivedKey("pw"), parameters: testParameters),
+                    as: alice)) == -34018)
         #expect(statusCode(t.send(getRequest(bob, "mail", "bob"), as: bob)) == -25308)
         // The system vault is served (an empty one: not found).
-        #expect(statusCode(t.send(.copyMatching(vault: .system, query: Query(itemClass: .genericPassword)), as: 0))
+        #expect(
+            statusCode(t.send(.copyMatching(vault: .system, query: Query(itemClass: .genericPassword)), as: 0))
                 == -25300)
     }
 
@@ -125,7 +139,8 @@ struct InProcessDaemonTests {
         defer { t.cleanUp() }
         _ = try enrolled(t, alice)
         _ = t.send(.lockAll, as: alice)
-        #expect(t.send(.unlock(uid: alice, key: try derivedKey("wrong")), as: alice)
+        #expect(
+            t.send(.unlock(uid: alice, key: try derivedKey("wrong")), as: alice)
                 == .error(status: .authFailed, message: "wrong password or key"))
         #expect(t.kernel.ring(alice, .whenUnlocked) == nil)
         #expect(t.send(.unlockWithPassword(uid: alice, password: Array("pw".utf8)), as: alice) == .ok)
@@ -142,8 +157,10 @@ struct InProcessDaemonTests {
         let new = try derivedKey("new", salt: newSalt)
         var params = testParameters
         params.salt = newSalt
-        #expect(t.send(.changePassword(uid: alice, oldKey: try derivedKey("bad"), newKey: new, parameters: params),
-                       as: alice) == .error(status: .authFailed, message: "wrong password or key"))
+        #expect(
+            t.send(
+                .changePassword(uid: alice, oldKey: try derivedKey("bad"), newKey: new, parameters: params),
+                as: alice) == .error(status: .authFailed, message: "wrong password or key"))
         #expect(t.send(.changePassword(uid: alice, oldKey: old, newKey: new, parameters: params), as: alice) == .ok)
         _ = t.send(.lockAll, as: alice)
         #expect(statusCode(t.send(.unlock(uid: alice, key: old), as: alice)) == -25293)
@@ -186,9 +203,14 @@ struct InProcessDaemonTests {
         #expect(s.hasRecoveryKey == true)
         _ = t.send(.lockAll, as: alice)
         let new = try derivedKey("after-recovery")
-        #expect(statusCode(t.send(.recover(uid: alice, recoveryKey: Array("AAAA".utf8), newKey: new,
-                                           parameters: testParameters), as: alice)) == -50)
-        #expect(t.send(.recover(uid: alice, recoveryKey: text, newKey: new, parameters: testParameters), as: alice)
+        #expect(
+            statusCode(
+                t.send(
+                    .recover(
+                        uid: alice, recoveryKey: Array("AAAA".utf8), newKey: new,
+                        parameters: testParameters), as: alice)) == -50)
+        #expect(
+            t.send(.recover(uid: alice, recoveryKey: text, newKey: new, parameters: testParameters), as: alice)
                 == .ok)
         #expect(secretText(t.send(getRequest(alice, "mail", "alice"), as: alice)) == "s3cret")
         _ = t.send(.lockAll, as: alice)
@@ -219,18 +241,33 @@ struct InProcessDaemonTests {
         _ = t.send(addRequest(alice, "mail", "a1", "one"), as: alice)
         _ = t.send(addRequest(alice, "mail", "a2", "two"), as: alice)
         let all = Query(itemClass: .genericPassword, attributes: [.service: .string("mail")])
-        #expect(t.send(.update(UpdateRequest(vault: .user(uid: alice), query: all,
-                                             attributes: [.accessible: .accessibility(.afterFirstUnlock)])),
-                       as: alice) == .ok)
+        #expect(
+            t.send(
+                .update(
+                    UpdateRequest(
+                        vault: .user(uid: alice), query: all,
+                        attributes: [.accessible: .accessibility(.afterFirstUnlock)])),
+                as: alice) == .ok)
         #expect(t.kernel.ring(alice, .whenUnlocked) == [:])
         #expect(t.kernel.ring(alice, .afterFirstUnlock) == ["arca:genp:mail:a1": "one", "arca:genp:mail:a2": "two"])
-        #expect(t.send(.update(UpdateRequest(vault: .user(uid: alice), query: Query(
-            itemClass: .genericPassword, attributes: genp("mail", "a1")), attributes: [:], secret: Array("uno".utf8))),
-                       as: alice) == .ok)
+        #expect(
+            t.send(
+                .update(
+                    UpdateRequest(
+                        vault: .user(uid: alice),
+                        query: Query(
+                            itemClass: .genericPassword, attributes: genp("mail", "a1")), attributes: [:],
+                        secret: Array("uno".utf8))),
+                as: alice) == .ok)
         #expect(t.kernel.ring(alice, .afterFirstUnlock)?["arca:genp:mail:a1"] == "uno")
-        #expect(statusCode(t.send(.update(UpdateRequest(vault: .user(uid: alice), query: all,
-                                                        attributes: [.creationDate: .date(microsecondsSinceEpoch: 0)])),
-                                  as: alice)) == -50)
+        #expect(
+            statusCode(
+                t.send(
+                    .update(
+                        UpdateRequest(
+                            vault: .user(uid: alice), query: all,
+                            attributes: [.creationDate: .date(microsecondsSinceEpoch: 0)])),
+                    as: alice)) == -50)
         #expect(t.send(.delete(vault: .user(uid: alice), query: all), as: alice) == .ok)
         #expect(t.kernel.ring(alice, .afterFirstUnlock) == [:])
         #expect(statusCode(t.send(.delete(vault: .user(uid: alice), query: all), as: alice)) == -25300)
@@ -331,7 +368,8 @@ struct DaemonLimitTests {
     func sessionsRootOnly() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
-        #expect(statusCode(t.send(.openSession(SessionOpening(uid: 60_032, token: [1], service: "x")), as: 60_032))
+        #expect(
+            statusCode(t.send(.openSession(SessionOpening(uid: 60_032, token: [1], service: "x")), as: 60_032))
                 == -34018)
         #expect(statusCode(t.send(.closeSession(uid: 60_032, token: [1]), as: 60_032)) == -34018)
     }

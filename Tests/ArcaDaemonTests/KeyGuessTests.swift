@@ -26,14 +26,20 @@ struct KeyGuessTests {
             Issue.record("no candidate")
             return
         }
-        #expect(statusCode(t.send(
-            .changePassword(uid: alice, oldKey: wrong, newKey: wrong, parameters: testParameters), as: 0)) == -25293)
+        #expect(
+            statusCode(
+                t.send(
+                    .changePassword(uid: alice, oldKey: wrong, newKey: wrong, parameters: testParameters), as: 0))
+                == -25293)
         #expect(statusCode(t.send(.rotateRecoveryKey(uid: alice, key: wrong), as: 0)) == -25293)
         #expect(statusCode(t.send(.unlockWithPassword(uid: alice, password: Array("guess".utf8)), as: 0)) == -25293)
         #expect(try failures(t) == 5)
         // Not guesses: a malformed recovery key, a refusal, a reset.
-        #expect(statusCode(t.send(
-            .recover(uid: alice, recoveryKey: Array("AAAA".utf8), newKey: wrong, parameters: testParameters), as: 0))
+        #expect(
+            statusCode(
+                t.send(
+                    .recover(uid: alice, recoveryKey: Array("AAAA".utf8), newKey: wrong, parameters: testParameters),
+                    as: 0))
                 == -50)
         #expect(statusCode(t.send(.unlock(uid: alice, key: wrong), as: 60_062)) == -34018)
         #expect(t.send(.passwordReset(uid: alice, newKey: wrong, parameters: testParameters), as: 0) == .ok)
@@ -44,7 +50,8 @@ struct KeyGuessTests {
         }
         #expect(try failures(t) == 0)
         #expect(statusCode(t.send(.unlock(uid: alice, key: wrong), as: 0)) == -25293)
-        #expect(t.send(.recover(uid: alice, recoveryKey: recovery, newKey: right, parameters: testParameters), as: 0)
+        #expect(
+            t.send(.recover(uid: alice, recoveryKey: recovery, newKey: right, parameters: testParameters), as: 0)
                 == .ok)
         #expect(try failures(t) == 0)
     }

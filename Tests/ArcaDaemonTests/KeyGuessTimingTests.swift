@@ -62,7 +62,8 @@ struct KeyGuessTimingTests {
         let unlock = seconds { #expect(statusCode(t.send(.unlock(uid: alice, key: wrong), as: alice)) == -25293) }
         #expect(unlock >= 2.0 && unlock < 2.5, "took \(unlock) s")
         // The right key still works and starts the count again.
-        #expect(t.send(.changePassword(uid: alice, oldKey: right, newKey: new, parameters: testParameters), as: alice)
+        #expect(
+            t.send(.changePassword(uid: alice, oldKey: right, newKey: new, parameters: testParameters), as: alice)
                 == .ok)
         let fresh = seconds { _ = t.send(.unlock(uid: alice, key: wrong), as: alice) }
         #expect(fresh >= 0.25 && fresh < 0.45, "took \(fresh) s")
@@ -91,8 +92,10 @@ struct KeyGuessTimingTests {
             return
         }
         let recover = seconds {
-            #expect(statusCode(t.send(
-                .recover(uid: alice, recoveryKey: guess, newKey: right, parameters: testParameters), as: alice))
+            #expect(
+                statusCode(
+                    t.send(
+                        .recover(uid: alice, recoveryKey: guess, newKey: right, parameters: testParameters), as: alice))
                     == -25293)
         }
         #expect(recover >= 0.5 && recover < 0.7, "the second guess in a row: took \(recover) s")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ArcaDaemon
 
 @Suite("Lock-state machine")

@@ -140,7 +140,8 @@ struct LogindEndToEndTests {
             let opener = Process()
             opener.executableURL = URL(fileURLWithPath: "/bin/sh")
             opener.arguments = [
-                "-c", "echo $$ > \(scope.directory)/cgroup.procs && exec \(builtExecutable("arcad-probe")) "
+                "-c",
+                "echo $$ > \(scope.directory)/cgroup.procs && exec \(builtExecutable("arcad-probe")) "
                     + "\(w.arcad.socket) open-session \(w.user.uid)",
             ]
             let input = Pipe()
@@ -165,7 +166,8 @@ struct LogindEndToEndTests {
             #expect(w.whenUnlocked == "gone")
             #expect(w.afterFirstUnlock == "secret-afu")
             #expect(opener.isRunning)
-            #expect(w.arcad.logLines(containing: "ended without closing: its logind session \(id) ended (0 open)")
+            #expect(
+                w.arcad.logLines(containing: "ended without closing: its logind session \(id) ended (0 open)")
                     .count == 1)
         }
     }
@@ -206,15 +208,17 @@ struct LogindEndToEndTests {
             let logind = try FakeLogind(bus: bus, sessions: ["1:\(user.uid)"])
             defer { logind.quit() }
             // The next retry connects.
-            #expect(try (0..<160).contains { _ in
-                usleep(50_000)
-                return !arcad.logLines(containing: "logind: following 1 session").isEmpty
-            })
+            #expect(
+                try (0..<160).contains { _ in
+                    usleep(50_000)
+                    return !arcad.logLines(containing: "logind: following 1 session").isEmpty
+                })
             try logind.send("lock 1")
-            #expect(try (0..<100).contains { _ in
-                usleep(20_000)
-                return try !arcad.whenUnlockedLoaded(user.uid)
-            })
+            #expect(
+                try (0..<100).contains { _ in
+                    usleep(20_000)
+                    return try !arcad.whenUnlockedLoaded(user.uid)
+                })
         }
     }
 }

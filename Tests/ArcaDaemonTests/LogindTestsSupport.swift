@@ -213,8 +213,8 @@ extension ArcadProcess {
     /// VmRSS in KiB.
     func residentKiB() -> Int {
         guard let pid = process?.processIdentifier,
-              let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+            let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return -1 }
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
@@ -234,7 +234,8 @@ final class LogindScope {
     let directory: String
 
     init(sessionID: String) throws {
-        let root = FileManager.default.fileExists(atPath: "/sys/fs/cgroup/unified/cgroup.procs")
+        let root =
+            FileManager.default.fileExists(atPath: "/sys/fs/cgroup/unified/cgroup.procs")
             ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup"
         guard FileManager.default.fileExists(atPath: root + "/cgroup.procs") else {
             throw TestSupportError("no cgroup2 hierarchy at \(root): cannot make a logind-like session scope")
@@ -263,7 +264,8 @@ final class LogindWorld {
     let tag = "lgd" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
 
     init(user: TestUser, config: String, sessions: [String]) throws {
-        directory = FileManager.default.temporaryDirectory
+        directory =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("arca-logind-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         bus = try PrivateBus(directory: directory)
@@ -275,12 +277,13 @@ final class LogindWorld {
             throw TestSupportError("enroll failed")
         }
         for (account, accessible) in [("wu", Accessibility.whenUnlocked), ("afu", .afterFirstUnlock)] {
-            let add = Request.add(AddRequest(
-                vault: .user(uid: user.uid), itemClass: .genericPassword,
-                attributes: [
-                    .service: .string(tag), .account: .string(account), .accessible: .accessibility(accessible),
-                ],
-                secret: Array("secret-\(account)".utf8)))
+            let add = Request.add(
+                AddRequest(
+                    vault: .user(uid: user.uid), itemClass: .genericPassword,
+                    attributes: [
+                        .service: .string(tag), .account: .string(account), .accessible: .accessibility(accessible),
+                    ],
+                    secret: Array("secret-\(account)".utf8)))
             guard try arcad.send(add) == .items([]) else { throw TestSupportError("add failed") }
         }
     }
@@ -325,8 +328,10 @@ final class LogindWorld {
 
     /// The user's screen locker authenticating through pam_arca: an unlock as the user.
     func userUnlocks() throws -> String {
-        try user.run([builtExecutable("arcad-probe"), arcad.socket, "unlock-password", "\(user.uid)"],
-                     stdin: "correct horse\n").stdout
+        try user.run(
+            [builtExecutable("arcad-probe"), arcad.socket, "unlock-password", "\(user.uid)"],
+            stdin: "correct horse\n"
+        ).stdout
     }
 
     /// The same unlock with the derived key, sent by root (cheap, for loops).
@@ -369,8 +374,8 @@ func serial(of description: String) -> Int32? {
     for line in procKeys() {
         let fields = line.split(separator: " ", omittingEmptySubsequences: true)
         guard fields.count >= 9, fields[8].hasPrefix(description + ":") || fields[8] == description,
-              !fields[1].contains("i"), !fields[1].contains("R"), !fields[1].contains("D"),
-              let serial = Int32(fields[0], radix: 16), (try? KeySerial(rawValue: serial).describe()) != nil
+            !fields[1].contains("i"), !fields[1].contains("R"), !fields[1].contains("D"),
+            let serial = Int32(fields[0], radix: 16), (try? KeySerial(rawValue: serial).describe()) != nil
         else { continue }
         return serial
     }

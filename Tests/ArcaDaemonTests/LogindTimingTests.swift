@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 func monotonicNanoseconds() -> UInt64 {
@@ -40,8 +40,8 @@ struct LogindTimingTests {
         let text = (try? String(contentsOfFile: "/proc/key-users", encoding: .utf8)) ?? ""
         let lines = text.split(separator: "\n")
         guard let line = lines.first(where: { $0.trimmingCharacters(in: .whitespaces).hasPrefix("0:") }),
-              let field = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first,
-              let n = Int(field.split(separator: "/").first ?? "")
+            let field = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(2).first,
+            let n = Int(field.split(separator: "/").first ?? "")
         else { return -1 }
         return n
     }
@@ -71,10 +71,11 @@ struct LogindTimingTests {
             let keysAfter = ownKeys(w)
             let totalAfter = rootKeys()
             let rssAfter = w.arcad.residentKiB()
-            print("| 1,000 cycles | \(String(format: "%.1f", seconds)) s "
-                  + "| this test's keys in /proc/keys \(keysBefore) → \(keysAfter) "
-                  + "| root's keys (/proc/key-users, whole machine) \(totalBefore) → \(totalAfter) "
-                  + "| VmRSS \(rssBefore) → \(rssAfter) KiB |")
+            print(
+                "| 1,000 cycles | \(String(format: "%.1f", seconds)) s "
+                    + "| this test's keys in /proc/keys \(keysBefore) → \(keysAfter) "
+                    + "| root's keys (/proc/key-users, whole machine) \(totalBefore) → \(totalAfter) "
+                    + "| VmRSS \(rssBefore) → \(rssAfter) KiB |")
             #expect(keysAfter <= keysBefore)
             #expect(try poller.count("arca:wu") == 1)
             #expect(try poller.count("arca:afu") == 1)
@@ -109,8 +110,9 @@ struct LogindTimingTests {
             samples.sort()
             let median = (samples[49] + samples[50]) / 2
             let worst = samples[99]
-            print("| LockedHint=true → whenUnlocked gone (100 cycles) | median \(String(format: "%.2f", median)) ms "
-                  + "| worst \(String(format: "%.2f", worst)) ms | target ≤ 50 ms |")
+            print(
+                "| LockedHint=true → whenUnlocked gone (100 cycles) | median \(String(format: "%.2f", median)) ms "
+                    + "| worst \(String(format: "%.2f", worst)) ms | target ≤ 50 ms |")
             #expect(median <= 50)
         }
     }

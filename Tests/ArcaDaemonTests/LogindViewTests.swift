@@ -30,7 +30,8 @@ struct LogindViewTests {
     @Test("replaceAll names the users before and after, in uid order")
     func replace() {
         var view = LogindView()
-        #expect(view.replaceAll([a: .init(uid: 1002, locked: true), b: .init(uid: 1000, locked: true)]) == [1000, 1002])
+        #expect(
+            view.replaceAll([a: .init(uid: 1002, locked: true), b: .init(uid: 1000, locked: true)]) == [1000, 1002])
         #expect(view.replaceAll([c: .init(uid: 1000, locked: true)]) == [1000, 1002])
         #expect(view.screens(of: 1000) == [c: true])
     }
@@ -51,8 +52,11 @@ struct LogindConfigTests {
         #expect(DaemonConfig().lockOnSuspend == true)
         #expect(try DaemonConfig.parse("lock_on_suspend = no").lockOnSuspend == false)
         #expect(try DaemonConfig.parse("lock_on_suspend = no\nlock_on_suspend=yes").lockOnSuspend == true)
-        #expect(throws: ConfigError(location: "/etc/arca/arca.conf:2",
-                                    message: "lock_on_suspend must be 'yes' or 'no', got 'true'")) {
+        #expect(
+            throws: ConfigError(
+                location: "/etc/arca/arca.conf:2",
+                message: "lock_on_suspend must be 'yes' or 'no', got 'true'")
+        ) {
             try DaemonConfig.parse("lock_on = all\nlock_on_suspend = true")
         }
     }

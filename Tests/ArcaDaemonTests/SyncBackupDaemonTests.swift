@@ -35,18 +35,27 @@ struct SyncBackupDaemonTests {
     func fill(_ t: TestDaemon) {
         _ = t.send(addRequest(alice, "mail", "alice", "s3cret"), as: alice)
         _ = t.send(addRequest(alice, "vpn", "alice", "v-pn", accessible: .afterFirstUnlock), as: alice)
-        _ = t.send(addRequest(alice, "host-only", "alice", "never leaves", accessible: .whenUnlockedThisDeviceOnly),
-                   as: alice)
+        _ = t.send(
+            addRequest(alice, "host-only", "alice", "never leaves", accessible: .whenUnlockedThisDeviceOnly),
+            as: alice)
         var synced = genp("chat", "alice")
         synced[.synchronizable] = .bool(true)
         synced[.label] = .string("Chat ✓")
         synced[.generic] = .bytes([0, 1, 2])
-        _ = t.send(.add(AddRequest(vault: .user(uid: alice), itemClass: .genericPassword, attributes: synced,
-                                   secret: Array("sync me".utf8))), as: alice)
-        let inet: AttributeMap = [.server: .string("example.org"), .account: .string("alice"), .port: .uint32(443),
-                                  .protocol: .string("htps")]
-        _ = t.send(.add(AddRequest(vault: .user(uid: alice), itemClass: .internetPassword, attributes: inet,
-                                   secret: Array("web".utf8))), as: alice)
+        _ = t.send(
+            .add(
+                AddRequest(
+                    vault: .user(uid: alice), itemClass: .genericPassword, attributes: synced,
+                    secret: Array("sync me".utf8))), as: alice)
+        let inet: AttributeMap = [
+            .server: .string("example.org"), .account: .string("alice"), .port: .uint32(443),
+            .protocol: .string("htps"),
+        ]
+        _ = t.send(
+            .add(
+                AddRequest(
+                    vault: .user(uid: alice), itemClass: .internetPassword, attributes: inet,
+                    secret: Array("web".utf8))), as: alice)
     }
 
     @Test("a backup restored into a fresh state directory holds every item but ThisDeviceOnly; re-import: no change")
@@ -59,8 +68,11 @@ struct SyncBackupDaemonTests {
             Issue.record("no recovery key")
             return
         }
-        guard case .backup(let backup) = source.send(.exportItems(uid: alice, secret: recovery, passphrase: false),
-                                                     as: alice) else {
+        guard
+            case .backup(let backup) = source.send(
+                .exportItems(uid: alice, secret: recovery, passphrase: false),
+                as: alice)
+        else {
             Issue.record("export failed")
             return
         }
@@ -75,12 +87,14 @@ struct SyncBackupDaemonTests {
         let target = try TestDaemon()
         defer { target.cleanUp() }
         _ = try enrolled(target, alice, "another password")
-        #expect(target.send(.importItems(uid: alice, backup: backup, secret: recovery), as: alice)
+        #expect(
+            target.send(.importItems(uid: alice, backup: backup, secret: recovery), as: alice)
                 == .importSummary(added: 4, replaced: 0, unchanged: 0))
         #expect(everything(target, alice) == expected)
         #expect(target.kernel.ring(alice, .whenUnlocked)?["arca:genp:mail:alice"] == "s3cret")
         #expect(target.kernel.ring(alice, .afterFirstUnlock) == ["arca:genp:vpn:alice": "v-pn"])
-        #expect(target.send(.importItems(uid: alice, backup: backup, secret: recovery), as: alice)
+        #expect(
+            target.send(.importItems(uid: alice, backup: backup, secret: recovery), as: alice)
                 == .importSummary(added: 0, replaced: 0, unchanged: 4))
         #expect(everything(target, alice) == expected)
     }
@@ -92,19 +106,24 @@ struct SyncBackupDaemonTests {
         let key = try enrolled(t, alice)
         fill(t)
         let pass = Array("a long enough passphrase".utf8)
-        #expect(statusCode(t.send(.exportItems(uid: alice, secret: Array("short".utf8), passphrase: true), as: alice))
+        #expect(
+            statusCode(t.send(.exportItems(uid: alice, secret: Array("short".utf8), passphrase: true), as: alice))
                 == -50)
         guard case .backup(let backup) = t.send(.exportItems(uid: alice, secret: pass, passphrase: true), as: alice)
         else {
             Issue.record("export failed")
             return
         }
-        #expect(statusCode(t.send(.importItems(uid: alice, backup: backup, secret: Array("wrong passphrase!".utf8)),
-                                  as: alice)) == -25293)
+        #expect(
+            statusCode(
+                t.send(
+                    .importItems(uid: alice, backup: backup, secret: Array("wrong passphrase!".utf8)),
+                    as: alice)) == -25293)
         var altered = backup
         altered[altered.count / 2] ^= 1
         #expect(statusCode(t.send(.importItems(uid: alice, backup: altered, secret: pass), as: alice)) == -26275)
-        #expect(t.send(.importItems(uid: alice, backup: backup, secret: pass), as: alice)
+        #expect(
+            t.send(.importItems(uid: alice, backup: backup, secret: pass), as: alice)
                 == .importSummary(added: 0, replaced: 0, unchanged: 4))
         // Locked: a backup that silently left out the whenUnlocked items would look complete.
         #expect(t.send(.lock(uid: alice, classes: .whenUnlocked), as: alice) == .ok)
@@ -133,7 +152,8 @@ struct SyncBackupDaemonTests {
         fill(t)
         // No recovery key enrolled yet: nothing to check a typed one against.
         let wellFormed = try RecoveryKey.generate().printable().withUnsafeBytes { Array($0) }
-        #expect(t.send(.exportItems(uid: alice, secret: wellFormed, passphrase: false), as: alice)
+        #expect(
+            t.send(.exportItems(uid: alice, secret: wellFormed, passphrase: false), as: alice)
                 == .error(status: .param, message: Daemon.noRecoveryKey.message))
         guard case .recoveryKey(let old) = t.send(.rotateRecoveryKey(uid: alice, key: key), as: alice),
             case .recoveryKey(let current) = t.send(.rotateRecoveryKey(uid: alice, key: key), as: alice)
@@ -143,8 +163,10 @@ struct SyncBackupDaemonTests {
         }
         #expect(old != current)
         for wrong in [old, wellFormed] {
-            #expect(t.send(.exportItems(uid: alice, secret: wrong, passphrase: false), as: alice)
-                    == .error(status: .authFailed, message: "the recovery key does not open this vault; no backup was made"))
+            #expect(
+                t.send(.exportItems(uid: alice, secret: wrong, passphrase: false), as: alice)
+                    == .error(
+                        status: .authFailed, message: "the recovery key does not open this vault; no backup was made"))
         }
         #expect(try t.daemon.context(alice).withLock { state throws(HandlerError) in state.failures } == 2)
         guard case .backup(let backup) = t.send(.exportItems(uid: alice, secret: current, passphrase: false), as: alice)
@@ -157,7 +179,8 @@ struct SyncBackupDaemonTests {
         let target = try TestDaemon()
         defer { target.cleanUp() }
         _ = try enrolled(target, alice)
-        #expect(target.send(.importItems(uid: alice, backup: backup, secret: current), as: alice)
+        #expect(
+            target.send(.importItems(uid: alice, backup: backup, secret: current), as: alice)
                 == .importSummary(added: 4, replaced: 0, unchanged: 0))
     }
 }

@@ -51,7 +51,9 @@ struct SyncStateDaemonTests {
         var other = bytes
         other[other.count - 1] ^= 1
         try Data(other).write(to: URL(fileURLWithPath: file))
-        #expect(throws: HandlerError(.decode, "\(file) does not open with this vault's key (damaged or not this vault's)")) {
+        #expect(
+            throws: HandlerError(.decode, "\(file) does not open with this vault's key (damaged or not this vault's)")
+        ) {
             _ = try identity(t)
         }
     }

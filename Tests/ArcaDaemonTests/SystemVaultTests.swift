@@ -14,7 +14,8 @@ struct SystemVaultTests {
     static let pgDescription = "arca:genp:postgresql:postgres"
 
     static func addSystem(_ attributes: AttributeMap, _ secret: String) -> Request {
-        .add(AddRequest(vault: .system, itemClass: .genericPassword, attributes: attributes, secret: Array(secret.utf8)))
+        .add(
+            AddRequest(vault: .system, itemClass: .genericPassword, attributes: attributes, secret: Array(secret.utf8)))
     }
 
     static let getSystem = Request.copyMatching(
@@ -29,8 +30,13 @@ struct SystemVaultTests {
         #expect(t.send(Self.addSystem(Self.pg, "s3cret"), as: 0) == .items([]))
         // Nobody granted yet: a service sees nothing, root sees the item.
         #expect(statusCode(t.send(Self.getSystem, as: 60_001)) == -25300)
-        #expect(secretText(t.send(.copyMatching(vault: .system, query: Query(
-            itemClass: .genericPassword, attributes: Self.pg, returnFlags: .data)), as: 0)) == "s3cret")
+        #expect(
+            secretText(
+                t.send(
+                    .copyMatching(
+                        vault: .system,
+                        query: Query(
+                            itemClass: .genericPassword, attributes: Self.pg, returnFlags: .data)), as: 0)) == "s3cret")
         #expect(t.kernel.service(60_001) == nil)
 
         #expect(statusCode(t.send(.grant(query: Self.pgQuery, principals: [.user(60_001)]), as: 60_001)) == -34018)
@@ -49,14 +55,20 @@ struct SystemVaultTests {
         #expect(statusCode(t.send(Self.addSystem(Self.pg, "x"), as: 60_001)) == -34018)
         #expect(statusCode(t.send(.delete(vault: .system, query: Self.pgQuery), as: 60_001)) == -34018)
 
-        #expect(t.send(.listGrants, as: 0) == .grants([
-            GrantEntry(service: "postgresql", account: "postgres", label: nil, principals: [.user(60_001)])
-        ]))
+        #expect(
+            t.send(.listGrants, as: 0)
+                == .grants([
+                    GrantEntry(service: "postgresql", account: "postgres", label: nil, principals: [.user(60_001)])
+                ]))
         #expect(statusCode(t.send(.listGrants, as: 60_001)) == -34018)
 
         // An update of the secret reaches the kernel at once.
-        #expect(t.send(.update(UpdateRequest(vault: .system, query: Self.pgQuery, attributes: [:],
-                                             secret: Array("new".utf8))), as: 0) == .ok)
+        #expect(
+            t.send(
+                .update(
+                    UpdateRequest(
+                        vault: .system, query: Self.pgQuery, attributes: [:],
+                        secret: Array("new".utf8))), as: 0) == .ok)
         #expect(t.kernel.service(60_001) == [Self.pgDescription: "new"])
 
         #expect(t.send(.revokeGrant(query: Self.pgQuery, principals: [.user(60_001)]), as: 0) == .ok)
@@ -72,12 +84,16 @@ struct SystemVaultTests {
         let other = genp("redis", "default")
         #expect(t.send(Self.addSystem(Self.pg, "a"), as: 0) == .items([]))
         #expect(t.send(Self.addSystem(other, "b"), as: 0) == .items([]))
-        #expect(t.send(.grant(query: Query(itemClass: .genericPassword, matchLimit: .all),
-                              principals: [.user(60_001)]), as: 0) == .ok)
+        #expect(
+            t.send(
+                .grant(
+                    query: Query(itemClass: .genericPassword, matchLimit: .all),
+                    principals: [.user(60_001)]), as: 0) == .ok)
         #expect(t.kernel.service(60_001) == [Self.pgDescription: "a", "arca:genp:redis:default": "b"])
         #expect(t.send(.delete(vault: .system, query: Self.pgQuery), as: 0) == .ok)
         #expect(t.kernel.service(60_001) == ["arca:genp:redis:default": "b"])
-        #expect(t.send(.delete(vault: .system, query: Query(itemClass: .genericPassword, attributes: other)), as: 0)
+        #expect(
+            t.send(.delete(vault: .system, query: Query(itemClass: .genericPassword, attributes: other)), as: 0)
                 == .ok)
         #expect(t.kernel.service(60_001) == nil)
     }
@@ -121,8 +137,15 @@ struct SystemVaultTests {
         let t = try TestDaemon()
         defer { t.cleanUp() }
         #expect(t.send(Self.addSystem(Self.pg, "kept"), as: 0) == .items([]))
-        #expect(t.send(.grant(query: Self.pgQuery, principals: [.user(60_003), .unit(
-            name: "postgresql.service", credential: "db-password")]), as: 0) == .ok)
+        #expect(
+            t.send(
+                .grant(
+                    query: Self.pgQuery,
+                    principals: [
+                        .user(60_003),
+                        .unit(
+                            name: "postgresql.service", credential: "db-password"),
+                    ]), as: 0) == .ok)
         let second = try t.restarted()
         #expect(second.kernel.service(60_003) == nil)
         second.daemon.deliverSystemGrants()
@@ -141,16 +164,31 @@ struct SystemVaultTests {
         var withGeneric = Self.pg
         withGeneric[.generic] = .bytes([1])
         #expect(statusCode(t.send(Self.addSystem(withGeneric, "x"), as: 0)) == -50)
-        #expect(statusCode(t.send(.add(AddRequest(
-            vault: .system, itemClass: .internetPassword, attributes: [.server: .string("db")], secret: [1])), as: 0))
+        #expect(
+            statusCode(
+                t.send(
+                    .add(
+                        AddRequest(
+                            vault: .system, itemClass: .internetPassword, attributes: [.server: .string("db")],
+                            secret: [1])), as: 0))
                 == -50)
         #expect(t.send(Self.addSystem(Self.pg, "x"), as: 0) == .items([]))
-        #expect(statusCode(t.send(.grant(query: Self.pgQuery, principals: [.unit(name: "a/b", credential: "id")]),
-                                  as: 0)) == -50)
-        #expect(statusCode(t.send(.grant(query: Self.pgQuery, principals: [.unit(name: "a", credential: "")]),
-                                  as: 0)) == -50)
-        #expect(statusCode(t.send(.grant(query: Query(itemClass: .genericPassword, attributes: genp("no", "such")),
-                                         principals: [.user(5)]), as: 0)) == -25300)
+        #expect(
+            statusCode(
+                t.send(
+                    .grant(query: Self.pgQuery, principals: [.unit(name: "a/b", credential: "id")]),
+                    as: 0)) == -50)
+        #expect(
+            statusCode(
+                t.send(
+                    .grant(query: Self.pgQuery, principals: [.unit(name: "a", credential: "")]),
+                    as: 0)) == -50)
+        #expect(
+            statusCode(
+                t.send(
+                    .grant(
+                        query: Query(itemClass: .genericPassword, attributes: genp("no", "such")),
+                        principals: [.user(5)]), as: 0)) == -25300)
     }
 
     @Test("the credentials socket's peer address: \\0<random>/unit/<unit>/<id> only")

@@ -1,5 +1,6 @@
 import ArcaCrypto
 import Foundation
+
 @testable import ArcaFleet
 
 /// An admin key, a host's keys, a group key and signed records built from them.
@@ -30,14 +31,17 @@ struct Fleet {
 
     func groupKeyRecord(for keys: HostKeys? = nil, host name: String = "h1", epoch: UInt64 = 1) throws -> [UInt8] {
         let target = HostRecord(
-            host: name, signPublicKey: Data((keys ?? host).signPublicKey), boxPublicKey: Data((keys ?? host).boxPublicKey),
+            host: name, signPublicKey: Data((keys ?? host).signPublicKey),
+            boxPublicKey: Data((keys ?? host).boxPublicKey),
             groups: ["web"])
         let sealed = try ItemSealing.sealGroupKey(groupKey, group: "web", epoch: epoch, to: target)
         return try SignedRecord.sign(sealed, kind: .groupKey, seed: admin.seed).encoded()
     }
 
-    func manifest(seq: UInt64, entries: [ManifestEntry], host: String = "h1", notAfter: Int64? = nil,
-                  seed: SecretBytes? = nil) throws -> [UInt8] {
+    func manifest(
+        seq: UInt64, entries: [ManifestEntry], host: String = "h1", notAfter: Int64? = nil,
+        seed: SecretBytes? = nil
+    ) throws -> [UInt8] {
         let manifest = Manifest(host: host, seq: seq, notAfter: notAfter ?? now + 3600, entries: entries)
         return try SignedRecord.sign(manifest, kind: .manifest, seed: seed ?? admin.seed).encoded()
     }

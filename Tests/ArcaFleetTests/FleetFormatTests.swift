@@ -1,12 +1,14 @@
 import Foundation
 import Testing
+
 @testable import ArcaFleet
 
 @Suite("Fleet formats: fleet.conf, etcdctl JSON, txn quoting, names, options")
 struct FleetFormatTests {
     @Test("fleet.conf parses keys, defaults and comments")
     func config() throws {
-        let config = try FleetConfig.parse("""
+        let config = try FleetConfig.parse(
+            """
             # a comment
             endpoints = https://a:2379, https://b:2379
             cacert = /ca.pem
@@ -45,10 +47,14 @@ struct FleetFormatTests {
 
     @Test("etcdctl get, txn and failed-txn JSON decode")
     func etcdJSON() throws {
-        let get = #"{"header":{"cluster_id":14841639068965178418,"revision":2},"kvs":[{"key":"L3QvazE=","create_revision":2,"mod_revision":2,"version":1,"value":"eHk="}],"count":1}"#
-        #expect(try EtcdJSON.range(Array(get.utf8)) == EtcdRange(
-            revision: 2, values: [EtcdKeyValue(key: "/t/k1", value: Array("xy".utf8), modRevision: 2)]))
-        let txn = #"{"header":{"revision":3},"succeeded":true,"responses":[{"Response":{"ResponseRange":{"header":{"revision":3},"kvs":[{"key":"L3QvazE=","mod_revision":2,"value":"eHk="}],"count":1}}},{"Response":{"ResponseRange":{"header":{"revision":3}}}}]}"#
+        let get =
+            #"{"header":{"cluster_id":14841639068965178418,"revision":2},"kvs":[{"key":"L3QvazE=","create_revision":2,"mod_revision":2,"version":1,"value":"eHk="}],"count":1}"#
+        #expect(
+            try EtcdJSON.range(Array(get.utf8))
+                == EtcdRange(
+                    revision: 2, values: [EtcdKeyValue(key: "/t/k1", value: Array("xy".utf8), modRevision: 2)]))
+        let txn =
+            #"{"header":{"revision":3},"succeeded":true,"responses":[{"Response":{"ResponseRange":{"header":{"revision":3},"kvs":[{"key":"L3QvazE=","mod_revision":2,"value":"eHk="}],"count":1}}},{"Response":{"ResponseRange":{"header":{"revision":3}}}}]}"#
         #expect(try EtcdJSON.transactionReads(Array(txn.utf8)).values.map(\.key) == ["/t/k1"])
         #expect(try EtcdJSON.succeeded(Array(txn.utf8)))
         #expect(try !EtcdJSON.succeeded(Array(#"{"header":{"revision":3}}"#.utf8)))
@@ -63,7 +69,9 @@ struct FleetFormatTests {
 
     @Test("etcdctl errors are summarised to their Error: line")
     func summary() {
-        #expect(EtcdCtl.summarize("{\"level\":\"warn\"}\nError: context deadline exceeded\n") == "context deadline exceeded")
+        #expect(
+            EtcdCtl.summarize("{\"level\":\"warn\"}\nError: context deadline exceeded\n") == "context deadline exceeded"
+        )
     }
 
     @Test("host and group names: lowercase letters, digits, dot and dash")
@@ -78,7 +86,9 @@ struct FleetFormatTests {
 
     @Test("options: values, lists, short letters; unknown or unused options are usage errors")
     func options() throws {
-        var options = try FleetOptions.parse(["put", "-s", "db", "--account=app", "--allow-user", "a,b", "--allow-user", "c"])
+        var options = try FleetOptions.parse([
+            "put", "-s", "db", "--account=app", "--allow-user", "a,b", "--allow-user", "c",
+        ])
         #expect(try options.required("service") == "db")
         #expect(try options.required("account") == "app")
         #expect(options.list("allow-user") == ["a", "b", "c"])
@@ -91,8 +101,10 @@ struct FleetFormatTests {
 
     @Test("exit codes: one per error kind")
     func exitCodes() {
-        let errors: [FleetError] = [.usage(""), .etcd(""), .conflict, .verification(""), .arcad(""), .notFound(""),
-                                    .exists(""), .crypto("")]
+        let errors: [FleetError] = [
+            .usage(""), .etcd(""), .conflict, .verification(""), .arcad(""), .notFound(""),
+            .exists(""), .crypto(""),
+        ]
         #expect(errors.map(\.exitCode) == [2, 3, 4, 5, 6, 7, 8, 1])
     }
 }

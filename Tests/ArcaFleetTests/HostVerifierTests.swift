@@ -1,6 +1,7 @@
 import ArcaCrypto
 import Foundation
 import Testing
+
 @testable import ArcaFleet
 
 @Suite("Fleet host verification: signatures, replays, rollbacks, expiry")
@@ -13,7 +14,8 @@ struct HostVerifierTests {
         let manifest = try fleet.verifier.manifest(
             try fleet.manifest(seq: 5, entries: [.init(id: "00ff", version: 2)]), state: HostState(), now: fleet.now)
         let plan = fleet.verifier.plan(
-            manifest, items: ["00ff": try fleet.item(2, secret: "pw-2")], groupKeys: ["web/1": try fleet.groupKeyRecord()],
+            manifest, items: ["00ff": try fleet.item(2, secret: "pw-2")],
+            groupKeys: ["web/1": try fleet.groupKeyRecord()],
             state: HostState())
         #expect(plan.errors == [])
         #expect(plan.apply.count == 1)
@@ -25,8 +27,9 @@ struct HostVerifierTests {
     func forgedManifest() throws {
         let other = try SecretBytes.random(count: 32)
         #expect(throws: FleetError.verification("manifest: bad signature")) {
-            try fleet.verifier.manifest(try fleet.manifest(seq: 9, entries: [], seed: other), state: HostState(),
-                                        now: fleet.now)
+            try fleet.verifier.manifest(
+                try fleet.manifest(seq: 9, entries: [], seed: other), state: HostState(),
+                now: fleet.now)
         }
     }
 
@@ -47,18 +50,21 @@ struct HostVerifierTests {
         #expect(throws: FleetError.verification("manifest seq 6 is older than the applied 7 (replay)")) {
             try fleet.verifier.manifest(try fleet.manifest(seq: 6, entries: []), state: state, now: fleet.now)
         }
-        #expect(try fleet.verifier.manifest(try fleet.manifest(seq: 7, entries: []), state: state, now: fleet.now).seq == 7)
+        #expect(
+            try fleet.verifier.manifest(try fleet.manifest(seq: 7, entries: []), state: state, now: fleet.now).seq == 7)
     }
 
     @Test("an expired manifest and another host's manifest are rejected")
     func expiredOrForeign() throws {
         #expect(throws: FleetError.verification("manifest seq 3 has expired")) {
-            try fleet.verifier.manifest(try fleet.manifest(seq: 3, entries: [], notAfter: fleet.now), state: HostState(),
-                                        now: fleet.now)
+            try fleet.verifier.manifest(
+                try fleet.manifest(seq: 3, entries: [], notAfter: fleet.now), state: HostState(),
+                now: fleet.now)
         }
         #expect(throws: FleetError.verification("manifest is for host h2")) {
-            try fleet.verifier.manifest(try fleet.manifest(seq: 3, entries: [], host: "h2"), state: HostState(),
-                                        now: fleet.now)
+            try fleet.verifier.manifest(
+                try fleet.manifest(seq: 3, entries: [], host: "h2"), state: HostState(),
+                now: fleet.now)
         }
     }
 
@@ -80,11 +86,13 @@ struct HostVerifierTests {
     @Test("a lower version than the applied one is refused (rollback), and the applied item is kept")
     func rollback() throws {
         var state = HostState()
-        state.items["00ff"] = AppliedItem(id: "00ff", version: 3, service: "db", account: "app", users: [], groups: [],
-                                          units: [])
+        state.items["00ff"] = AppliedItem(
+            id: "00ff", version: 3, service: "db", account: "app", users: [], groups: [],
+            units: [])
         let manifest = Manifest(host: "h1", seq: 9, notAfter: fleet.now + 10, entries: [.init(id: "00ff", version: 2)])
         let plan = fleet.verifier.plan(
-            manifest, items: ["00ff": try fleet.item(2, secret: "old")], groupKeys: ["web/1": try fleet.groupKeyRecord()],
+            manifest, items: ["00ff": try fleet.item(2, secret: "old")],
+            groupKeys: ["web/1": try fleet.groupKeyRecord()],
             state: state)
         #expect(plan.apply.isEmpty)
         #expect(plan.remove.isEmpty)
@@ -95,7 +103,8 @@ struct HostVerifierTests {
     func replayedItem() throws {
         let manifest = Manifest(host: "h1", seq: 9, notAfter: fleet.now + 10, entries: [.init(id: "00ff", version: 3)])
         let plan = fleet.verifier.plan(
-            manifest, items: ["00ff": try fleet.item(2, secret: "old")], groupKeys: ["web/1": try fleet.groupKeyRecord()],
+            manifest, items: ["00ff": try fleet.item(2, secret: "old")],
+            groupKeys: ["web/1": try fleet.groupKeyRecord()],
             state: HostState())
         #expect(plan.apply.isEmpty)
         #expect(plan.errors == ["rejected: item 00ff v3: the record is item 00ff v2"])
@@ -107,8 +116,9 @@ struct HostVerifierTests {
             $0 = $0.replacingOccurrences(of: "\"users\":[\"postgres\"]", with: "\"users\":[\"postgres\",\"mallory\"]")
         }
         let manifest = Manifest(host: "h1", seq: 9, notAfter: fleet.now + 10, entries: [.init(id: "00ff", version: 2)])
-        let plan = fleet.verifier.plan(manifest, items: ["00ff": altered],
-                                       groupKeys: ["web/1": try fleet.groupKeyRecord()], state: HostState())
+        let plan = fleet.verifier.plan(
+            manifest, items: ["00ff": altered],
+            groupKeys: ["web/1": try fleet.groupKeyRecord()], state: HostState())
         #expect(plan.apply.isEmpty)
         #expect(plan.errors == ["rejected: item 00ff v2: bad signature"])
     }
@@ -136,8 +146,9 @@ struct HostVerifierTests {
         record.version = 2
         let signed = try SignedRecord.sign(record, kind: .item, seed: fleet.admin.seed).encoded()
         let manifest = Manifest(host: "h1", seq: 9, notAfter: fleet.now + 10, entries: [.init(id: "00ff", version: 2)])
-        let plan = fleet.verifier.plan(manifest, items: ["00ff": signed],
-                                       groupKeys: ["web/1": try fleet.groupKeyRecord()], state: HostState())
+        let plan = fleet.verifier.plan(
+            manifest, items: ["00ff": signed],
+            groupKeys: ["web/1": try fleet.groupKeyRecord()], state: HostState())
         #expect(plan.errors == ["rejected: item 00ff v2: does not decrypt with group web"])
     }
 
@@ -145,8 +156,9 @@ struct HostVerifierTests {
     func removals() throws {
         var state = HostState()
         for id in ["aa", "bb"] {
-            state.items[id] = AppliedItem(id: id, version: 1, service: id, account: "x", users: [], groups: [],
-                                          units: [])
+            state.items[id] = AppliedItem(
+                id: id, version: 1, service: id, account: "x", users: [], groups: [],
+                units: [])
         }
         let manifest = Manifest(host: "h1", seq: 9, notAfter: fleet.now + 10, entries: [.init(id: "bb", version: 1)])
         #expect(fleet.verifier.wanted(manifest, state: state) == [])

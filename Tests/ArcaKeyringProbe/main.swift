@@ -7,7 +7,9 @@ import ArcaKeyring
 import Glibc
 
 func hex(_ secret: SecretBytes) -> String {
-    secret.withUnsafeBytes { $0.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+    secret.withUnsafeBytes {
+        $0.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+    }
 }
 
 func report(_ body: () throws -> String) -> Int32 {
@@ -195,6 +197,8 @@ case "purge":  // purge <uid>; as root
         return "purged"
     }
 default:
-    print("usage: arca-keyring-probe read|service-read|service-serial|search|read-serial|describe|link|setperm|update|watch-ring|percolate …")
+    print(
+        "usage: arca-keyring-probe read|service-read|service-serial|search|read-serial|describe|link|setperm|update|watch-ring|percolate …"
+    )
 }
 exit(status)

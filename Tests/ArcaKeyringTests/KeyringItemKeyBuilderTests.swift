@@ -16,19 +16,22 @@ struct KeyringItemKeyBuilderTests {
             .accessGroup: .string("team"), .synchronizable: .bool(true), .label: .string("Mail"),
             .accessible: .accessibility(.afterFirstUnlock),
         ]
-        #expect(KeyringItemKey(itemClass: .genericPassword, attributes: genp).keyDescription
-            == "arca:genp:mail:alice:g=team:sync")
+        #expect(
+            KeyringItemKey(itemClass: .genericPassword, attributes: genp).keyDescription
+                == "arca:genp:mail:alice:g=team:sync")
         let inet: AttributeMap = [
             .server: .string("example.org"), .account: .string("bob"), .protocol: .string("htps"),
             .port: .uint32(8443), .path: .string("/a:b"), .securityDomain: .string("realm"),
             .authenticationType: .string("form"), .comment: .string("c"),
         ]
-        #expect(KeyringItemKey(itemClass: .internetPassword, attributes: inet).keyDescription
-            == "arca:inet:example.org:bob:proto=htps:port=8443:path=/a%3Ab:domain=realm:auth=form")
+        #expect(
+            KeyringItemKey(itemClass: .internetPassword, attributes: inet).keyDescription
+                == "arca:inet:example.org:bob:proto=htps:port=8443:path=/a%3Ab:domain=realm:auth=form")
         // An item stored without an account or service has the empty defaults.
         #expect(KeyringItemKey(itemClass: .genericPassword, attributes: [:]).keyDescription == "arca:genp::")
-        #expect(KeyringItemKey(itemClass: .genericPassword, attributes: [.synchronizable: .bool(false)])
-            == .genericPassword(GenericPasswordKey(service: "", account: "")))
+        #expect(
+            KeyringItemKey(itemClass: .genericPassword, attributes: [.synchronizable: .bool(false)])
+                == .genericPassword(GenericPasswordKey(service: "", account: "")))
     }
 
     @Test("a lookup of service and account names the same key the stored item has")

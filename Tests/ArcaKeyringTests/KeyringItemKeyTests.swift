@@ -13,7 +13,8 @@ struct KeyringItemKeyTests {
     @Test("optional generic-password fields appear only when set, in a fixed order")
     func genericPasswordOptions() {
         let key = KeyringItemKey.genericPassword(
-            GenericPasswordKey(service: "mail", account: "alice", accessGroup: "com.example.shared", synchronizable: true))
+            GenericPasswordKey(
+                service: "mail", account: "alice", accessGroup: "com.example.shared", synchronizable: true))
         #expect(key.keyDescription == "arca:genp:mail:alice:g=com.example.shared:sync")
     }
 
@@ -37,33 +38,38 @@ struct KeyringItemKeyTests {
         #expect(key.keyDescription == "arca:genp:https%3A//h%3A8080/%25x:é%0A%7F")
     }
 
-    @Test("parsing the description gives the key back", arguments: [
-        KeyringItemKey.genericPassword(GenericPasswordKey(service: "", account: "")),
-        .genericPassword(GenericPasswordKey(service: "a:b", account: "%%", accessGroup: "g=h:i")),
-        .genericPassword(GenericPasswordKey(service: "s", account: "a", synchronizable: true)),
-        .internetPassword(InternetPasswordKey(server: "h", account: "u", port: 1)),
-        .internetPassword(InternetPasswordKey(server: "h", account: "u", path: "/a:b", accessGroup: "x")),
-        .internetPassword(InternetPasswordKey(server: "inet", account: "genp", protocol: "ssh ", authenticationType: "dflt")),
-    ])
+    @Test(
+        "parsing the description gives the key back",
+        arguments: [
+            KeyringItemKey.genericPassword(GenericPasswordKey(service: "", account: "")),
+            .genericPassword(GenericPasswordKey(service: "a:b", account: "%%", accessGroup: "g=h:i")),
+            .genericPassword(GenericPasswordKey(service: "s", account: "a", synchronizable: true)),
+            .internetPassword(InternetPasswordKey(server: "h", account: "u", port: 1)),
+            .internetPassword(InternetPasswordKey(server: "h", account: "u", path: "/a:b", accessGroup: "x")),
+            .internetPassword(
+                InternetPasswordKey(server: "inet", account: "genp", protocol: "ssh ", authenticationType: "dflt")),
+        ])
     func roundTrip(key: KeyringItemKey) {
         #expect(KeyringItemKey(keyDescription: key.keyDescription) == key)
     }
 
-    @Test("every non-canonical spelling is rejected", arguments: [
-        "arca:genp:mail",  // too few fields
-        "arcb:genp:mail:alice",  // wrong prefix
-        "arca:cert:mail:alice",  // unknown class
-        "arca:genp:m%3aail:alice",  // lower-case hex
-        "arca:genp:m%41il:alice",  // needless escape
-        "arca:genp:mail:alice:g=",  // default value spelled out
-        "arca:genp:mail:alice:sync:g=x",  // wrong order
-        "arca:genp:mail:alice:extra",  // unknown option
-        "arca:inet:h:u:port=0",  // default port
-        "arca:inet:h:u:port=080",  // leading zero
-        "arca:inet:h:u:port=70000",  // out of range
-        "arca:genp:mail:al%2",  // truncated escape
-        "arca:genp:mail:%FF",  // not UTF-8
-    ])
+    @Test(
+        "every non-canonical spelling is rejected",
+        arguments: [
+            "arca:genp:mail",  // too few fields
+            "arcb:genp:mail:alice",  // wrong prefix
+            "arca:cert:mail:alice",  // unknown class
+            "arca:genp:m%3aail:alice",  // lower-case hex
+            "arca:genp:m%41il:alice",  // needless escape
+            "arca:genp:mail:alice:g=",  // default value spelled out
+            "arca:genp:mail:alice:sync:g=x",  // wrong order
+            "arca:genp:mail:alice:extra",  // unknown option
+            "arca:inet:h:u:port=0",  // default port
+            "arca:inet:h:u:port=080",  // leading zero
+            "arca:inet:h:u:port=70000",  // out of range
+            "arca:genp:mail:al%2",  // truncated escape
+            "arca:genp:mail:%FF",  // not UTF-8
+        ])
     func rejectsNonCanonical(text: String) {
         #expect(KeyringItemKey(keyDescription: text) == nil)
     }
@@ -102,7 +108,8 @@ struct KeyringValueTests {
     func errorMapping() {
         #expect(KeyringError.from(.noKernelSupport, operation: "add_key") == .noKernelSupport)
         #expect(KeyringError.noKernelSupport.description == "this kernel has no keyring support (ENOSYS)")
-        #expect(KeyringError.from(.quotaExceeded, operation: "add_key") == .system(.quotaExceeded, operation: "add_key"))
+        #expect(
+            KeyringError.from(.quotaExceeded, operation: "add_key") == .system(.quotaExceeded, operation: "add_key"))
         #expect(KeyringError.from(.keyRevoked, operation: "keyctl_read").errno == .keyRevoked)
     }
 

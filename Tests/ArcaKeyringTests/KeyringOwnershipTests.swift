@@ -15,7 +15,8 @@ struct KeyringOwnershipTests {
             let layout = KeyringLayout()
             let report = try layout.install(
                 user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "m", account: "a")])
-            #expect(try layout.put(item: try testItem(service: "m", account: "b"), user: owner.uid, class: .whenUnlocked)
+            #expect(
+                try layout.put(item: try testItem(service: "m", account: "b"), user: owner.uid, class: .whenUnlocked)
                     == .placed)
             let ring = try report.ring.describe()
             #expect(ring.uid == 0 && ring.gid == owner.uid && ring.permissions == 0x0b3f_0000)
@@ -52,7 +53,8 @@ struct KeyringOwnershipTests {
             // The purge puts @u back as the kernel made it, and says it did.
             let purged = layout.purge(user: owner.uid)
             #expect(purged.isComplete && purged.changedPermissions == 0x003f_0000)
-            #expect(try run(owner.command(["keyctl", "rdescribe", "@u"])).stdout.hasSuffix(";1f3f0000;_uid.\(owner.uid)"))
+            #expect(
+                try run(owner.command(["keyctl", "rdescribe", "@u"])).stdout.hasSuffix(";1f3f0000;_uid.\(owner.uid)"))
         }
     }
 
@@ -90,13 +92,16 @@ struct KeyringOwnershipTests {
                 items: try (0..<5).map { try testItem(service: "m", account: "a\($0)") })
             #expect(report.loaded == 3)
             #expect(report.notLoaded.map(\.reason) == [.overBudget, .overBudget])
-            #expect(try layout.put(item: try testItem(service: "m", account: "a9"), user: owner.uid, class: .whenUnlocked)
+            #expect(
+                try layout.put(item: try testItem(service: "m", account: "a9"), user: owner.uid, class: .whenUnlocked)
                     == .notLoaded(.overBudget))
             let keys = KeyringLayout(budget: KernelBudget(keysPerUser: 3))
             try keys.install(user: owner.uid, class: .afterFirstUnlock, items: [])
-            #expect(try keys.install(
-                user: owner.uid, class: .whenUnlocked,
-                items: try (0..<5).map { try testItem(service: "m", account: "a\($0)") }).loaded == 1)
+            #expect(
+                try keys.install(
+                    user: owner.uid, class: .whenUnlocked,
+                    items: try (0..<5).map { try testItem(service: "m", account: "a\($0)") }
+                ).loaded == 1)
         }
     }
 
@@ -112,7 +117,8 @@ struct KeyringOwnershipTests {
     @Test("/proc/keys lines parse into serial, owner, group and type")
     func procKeysLine() throws {
         let line: Substring = "1a2b3c4d I--Q---     1 perm 0b3f0000     0  1001 keyring   arca:wu: 3"
-        #expect(KeyScan.parse(line: line)
+        #expect(
+            KeyScan.parse(line: line)
                 == KeyScan.Entry(serial: KeySerial(rawValue: 0x1a2b_3c4d), uid: 0, gid: 1001, type: "keyring"))
         #expect(KeyScan.parse(line: "garbage") == nil)
     }
@@ -137,7 +143,8 @@ struct KeyringHelperTimingTests {
                         _ = try UserKeyringSwitch.run(uid: owner.uid, find: "arca:wu", pollWait: pollWait)
                     } catch {
                         stopped += 1
-                        #expect(error == KeyringError.helperFailed(uid: owner.uid, signal: SIGKILL), "pollWait \(pollWait)")
+                        #expect(
+                            error == KeyringError.helperFailed(uid: owner.uid, signal: SIGKILL), "pollWait \(pollWait)")
                     }
                     let elapsed = Clock.monotonicSeconds() - start
                     // 1 s, plus the killed helper's and our own scheduling on a loaded machine;

@@ -33,10 +33,12 @@ extension KeyringRootTests {
         }
     }
 
-    @Test("root: a child forked and exec'd by a process that handled items cannot reach them through inherited keyrings")
+    @Test(
+        "root: a child forked and exec'd by a process that handled items cannot reach them through inherited keyrings")
     func percolation() throws {
         try withTwoUsers { owner, other in
-            try layout.install(user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+            try layout.install(
+                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
             try layout.grant(uid: owner.uid, items: [try testItem(service: "db", account: "s0")])
             // The reader linked @u into its process keyring; its exec'd child gets none of it.
             #expect(try owner.probe("percolate", "arca:genp:mail:a0") == "ok process=1 session=1")

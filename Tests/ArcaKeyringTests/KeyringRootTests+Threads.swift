@@ -29,7 +29,8 @@ extension KeyringRootTests {
             }
             watcher.start()
             for _ in 0..<50 {
-                try layout.install(user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "m", account: "a")])
+                try layout.install(
+                    user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "m", account: "a")])
             }
             stop.store(true, ordering: .relaxed)
             usleep(50_000)

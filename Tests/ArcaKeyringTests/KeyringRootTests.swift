@@ -53,7 +53,8 @@ struct KeyringRootTests {
     @Test("root: the owner reads an item with keyctl print and with the library, from all three session kinds")
     func ownerReads() throws {
         try withTwoUsers { owner, _ in
-            try layout.install(user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+            try layout.install(
+                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
             try layout.install(
                 user: owner.uid, class: .afterFirstUnlock, items: [try testItem(service: "vpn", account: "a1")])
             // The library, from a pam_keyinit-like session, a fresh private session, and no session.
@@ -176,12 +177,16 @@ struct KeyringRootTests {
             let longName = KeyringItem(
                 key: .genericPassword(GenericPasswordKey(service: String(repeating: "s", count: 4_100), account: "x")),
                 secret: try secret("x"))
-            let items = [try testItem(service: "m", account: "a"), big, largest, longName, try testItem(service: "m", account: "a")]
+            let items = [
+                try testItem(service: "m", account: "a"), big, largest, longName,
+                try testItem(service: "m", account: "a"),
+            ]
             let report = try layout.install(user: owner.uid, class: .whenUnlocked, items: items)
             #expect(report.loaded == 2)
-            #expect(report.notLoaded.map(\.reason) == [
-                .payloadTooLarge(bytes: 32_768), .descriptionTooLong(bytes: 4_112), .duplicate,
-            ])
+            #expect(
+                report.notLoaded.map(\.reason) == [
+                    .payloadTooLarge(bytes: 32_768), .descriptionTooLong(bytes: 4_112), .duplicate,
+                ])
             let read = try #require(try layout.ring(user: owner.uid, class: .whenUnlocked)).links()
             #expect(read.count == 2)
         }

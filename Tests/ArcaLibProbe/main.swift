@@ -35,7 +35,9 @@ if arguments.count >= 4 {
         guard let directory = opendir("/proc/self/fd") else { return found }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             var target = [CChar](repeating: 0, count: 256)
             let n = readlink("/proc/self/fd/" + name, &target, target.count - 1)
             guard n > 0 else { continue }
@@ -55,7 +57,9 @@ if arguments.count >= 4 {
         if child == 0 {
             let read = systemRead()
             let mine = sockets().subtracting(inherited)
-            let verdict = pooled.isEmpty ? "no pooled connection" : mine.isDisjoint(with: pooled) ? "own connection" : "parent's connection"
+            let verdict =
+                pooled.isEmpty
+                ? "no pooled connection" : mine.isDisjoint(with: pooled) ? "own connection" : "parent's connection"
             print("child: \(read), " + verdict)
             fflush(nil)
             _exit(0)
@@ -66,7 +70,7 @@ if arguments.count >= 4 {
     case "pool-setuid" where arguments.count == 6:  // root that became UID:GID
         print("root: " + systemRead())
         guard let uid = UInt32(arguments[4]), let gid = UInt32(arguments[5]), setgroups(0, nil) == 0, setgid(gid) == 0,
-              setuid(uid) == 0, geteuid() == uid
+            setuid(uid) == 0, geteuid() == uid
         else {
             print("error: cannot drop root")
             exit(1)
@@ -98,22 +102,38 @@ print("enroll: " + send(.enroll(uid: uid, key: key, parameters: parameters)))
 
 let keychain = Keychain(service: "probe").socketPath(socket)
 let lasting = keychain.accessibility(.afterFirstUnlock)
-print("set: " + describe { () throws(KeychainError) in try keychain.set("v1", key: "wu"); return "ok" })
-print("set afu: " + describe { () throws(KeychainError) in try lasting.set("v2", key: "afu"); return "ok" })
-print("get: " + describe { () throws(KeychainError) in
-    try keychain.getDataWithSource("wu").map { "\(String(decoding: $0.data, as: UTF8.self)) from \($0.source)" }
-})
+print(
+    "set: "
+        + describe { () throws(KeychainError) in
+            try keychain.set("v1", key: "wu")
+            return "ok"
+        })
+print(
+    "set afu: "
+        + describe { () throws(KeychainError) in
+            try lasting.set("v2", key: "afu")
+            return "ok"
+        })
+print(
+    "get: "
+        + describe { () throws(KeychainError) in
+            try keychain.getDataWithSource("wu").map { "\(String(decoding: $0.data, as: UTF8.self)) from \($0.source)" }
+        })
 print("get missing: " + describe { () throws(KeychainError) in try keychain.get("absent") })
 print("lock: " + send(.lock(uid: uid, classes: .whenUnlocked)))
 print("get locked: " + describe { () throws(KeychainError) in try keychain.get("wu") })
 print("get missing locked: " + describe { () throws(KeychainError) in try keychain.get("absent") })
-print("get afu: " + describe { () throws(KeychainError) in
-    try lasting.getDataWithSource("afu").map { "\(String(decoding: $0.data, as: UTF8.self)) from \($0.source)" }
-})
+print(
+    "get afu: "
+        + describe { () throws(KeychainError) in
+            try lasting.getDataWithSource("afu").map { "\(String(decoding: $0.data, as: UTF8.self)) from \($0.source)" }
+        })
 print("unlock: " + send(.unlock(uid: uid, key: key)))
-print("get unlocked: " + describe { () throws(KeychainError) in
-    try keychain.getDataWithSource("wu").map { "\(String(decoding: $0.data, as: UTF8.self)) from \($0.source)" }
-})
+print(
+    "get unlocked: "
+        + describe { () throws(KeychainError) in
+            try keychain.getDataWithSource("wu").map { "\(String(decoding: $0.data, as: UTF8.self)) from \($0.source)" }
+        })
 print("lock all: " + send(.lockAll))
 print("get afu locked: " + describe { () throws(KeychainError) in try lasting.get("afu") })
 print("get missing all locked: " + describe { () throws(KeychainError) in try keychain.get("absent") })

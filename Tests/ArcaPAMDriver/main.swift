@@ -25,7 +25,7 @@ import ArcaSystem
 import CPAM
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())

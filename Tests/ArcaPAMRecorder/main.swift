@@ -8,11 +8,11 @@
 // Keys are shown as the first 8 hex digits of their BLAKE2b hash, never raw.
 // Not installed; test use only.
 import ArcaCrypto
-import ArcaSystem
 import ArcaProtocol
+import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 let usage = """

@@ -112,7 +112,8 @@ import Testing
         #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
         #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession", "confirmCandidate"])
         guard case .openSession(let opening) = arcad.requests[2] else { return }
-        #expect(arcad.requests[3]
+        #expect(
+            arcad.requests[3]
                 == .confirmCandidate(uid: 1000, candidate: arcad.candidateToken, session: opening.token))
         #expect(context.data[CandidateStash.name] == nil, "one use")
         #expect(context.logs == ["error arcad refused loginUnlock (-25293): wrong password or key"])
@@ -137,7 +138,8 @@ import Testing
         #expect(module(failed, arcad, ["unlock_in_auth"]).run(.openSession, flags: 0) == success)
         #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession", "openSession", "confirmCandidate"])
         guard case .openSession(let opening) = arcad.requests[3] else { return }
-        #expect(arcad.requests[4]
+        #expect(
+            arcad.requests[4]
                 == .confirmCandidate(uid: 1000, candidate: arcad.candidateToken, session: opening.token))
     }
 
@@ -157,8 +159,10 @@ import Testing
 
     /// Neither the key (right password) nor the candidate (wrong password, unlock_in_auth)
     /// that auth left for alice is used when the session turns out to be bob's.
-    @Test(arguments: [("pw", [] as [String], ["kdfParameters", "openSession"]),
-                      ("wrong", ["unlock_in_auth"], ["kdfParameters", "loginUnlock", "openSession"])])
+    @Test(arguments: [
+        ("pw", [] as [String], ["kdfParameters", "openSession"]),
+        ("wrong", ["unlock_in_auth"], ["kdfParameters", "loginUnlock", "openSession"]),
+    ])
     func aStashOfAnotherUserIsNotUsed(password: String, arguments: [String], kinds: [String]) throws {
         let context = FakeContext()
         context.secrets[.authToken] = password

@@ -23,7 +23,8 @@ import Testing
         }
         var bytes = Array("pässword".utf8)
         let password = try SecretBytes(consuming: &bytes)
-        let enroll = try #require(AuthStash.parse(try AuthStash(uid: 8, plan: .enroll(password: password)).serialized()))
+        let enroll = try #require(
+            AuthStash.parse(try AuthStash(uid: 8, plan: .enroll(password: password)).serialized()))
         guard case .enroll(let parsedPassword) = enroll.plan else {
             Issue.record("not an enrollment: \(enroll.plan)")
             return
@@ -35,10 +36,30 @@ import Testing
         #expect(AuthStash.parse(try SecretBytes(count: 5)) == nil)
         #expect(AuthStash.parse(try SecretBytes(count: 38)) == nil, "version 0")
         #expect(AuthStash.parse(try SecretBytes(count: 70) { $0[0] = 1 }) == nil, "version 1")
-        #expect(AuthStash.parse(try SecretBytes(count: 37) { $0[0] = 2; $0[1] = 1 }) == nil, "a short key")
-        #expect(AuthStash.parse(try SecretBytes(count: 7) { $0[0] = 2; $0[1] = 2 }) == nil, "trailing bytes")
-        #expect(AuthStash.parse(try SecretBytes(count: 6) { $0[0] = 2; $0[1] = 3 }) == nil, "an empty password")
-        #expect(AuthStash.parse(try SecretBytes(count: 38) { $0[0] = 2; $0[1] = 4 }) == nil, "an unknown plan")
+        #expect(
+            AuthStash.parse(
+                try SecretBytes(count: 37) {
+                    $0[0] = 2
+                    $0[1] = 1
+                }) == nil, "a short key")
+        #expect(
+            AuthStash.parse(
+                try SecretBytes(count: 7) {
+                    $0[0] = 2
+                    $0[1] = 2
+                }) == nil, "trailing bytes")
+        #expect(
+            AuthStash.parse(
+                try SecretBytes(count: 6) {
+                    $0[0] = 2
+                    $0[1] = 3
+                }) == nil, "an empty password")
+        #expect(
+            AuthStash.parse(
+                try SecretBytes(count: 38) {
+                    $0[0] = 2
+                    $0[1] = 4
+                }) == nil, "an unknown plan")
         #expect(SessionStash.parse(try SecretBytes(count: 19)) == nil)
         #expect(CandidateStash.parse(try SecretBytes(count: 20)) == nil, "a session stash is not a candidate")
     }

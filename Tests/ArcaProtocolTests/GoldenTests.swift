@@ -112,14 +112,16 @@ struct GoldenTests {
     func loginUnlock() throws {
         var bytes = Bytes.fromHex(Self.unlockHex)
         bytes[7] = 0x16
-        #expect(Bytes.hex(try Frame.encode(Request.loginUnlock(uid: 1000, key: Fixtures.key), requestID: 7))
+        #expect(
+            Bytes.hex(try Frame.encode(Request.loginUnlock(uid: 1000, key: Fixtures.key), requestID: 7))
                 == Bytes.hex(bytes))
     }
 
     @Test("confirmCandidate and the candidate reply")
     func candidate() throws {
         let request = Request.confirmCandidate(uid: 1000, candidate: Fixtures.otherKey, session: [9, 9])
-        #expect(Bytes.hex(try Frame.encode(request, requestID: 7)) == Bytes.hex(Bytes.fromHex(Self.confirmCandidateHex)))
+        #expect(
+            Bytes.hex(try Frame.encode(request, requestID: 7)) == Bytes.hex(Bytes.fromHex(Self.confirmCandidateHex)))
         #expect(decodeRequest(Bytes.fromHex(Self.confirmCandidateHex)) == .success(request))
         let reply = Reply.candidate(token: Fixtures.key)
         #expect(Bytes.hex(try Frame.encode(reply, requestID: 7)) == Bytes.hex(Bytes.fromHex(Self.candidateHex)))
@@ -173,7 +175,9 @@ struct GoldenTests {
         let reply = Reply.events(
             EventBatch(
                 next: 7, missed: false,
-                events: [.lockChanged(unlocked: .afterFirstUnlock), .itemAdded(reference: [0xAB, 0xCD]), .itemsChanged]))
+                events: [
+                    .lockChanged(unlocked: .afterFirstUnlock), .itemAdded(reference: [0xAB, 0xCD]), .itemsChanged,
+                ]))
         let frame = try Frame.encode(reply, requestID: 12)
         #expect(Bytes.hex(frame) == Bytes.hex(Bytes.fromHex(Self.eventsHex)))
         #expect(decodeReply(Bytes.fromHex(Self.eventsHex)) == .success(reply))
@@ -185,7 +189,8 @@ struct GoldenTests {
         // Rename the second pair "xdg#schema" to "k": the same name twice.
         let body = Array(bytes[16...])
         let second = Bytes.string("xdg#schema") + Bytes.string("x")
-        guard let at = (0...(body.count - second.count)).first(where: { Array(body[$0..<($0 + second.count)]) == second })
+        guard
+            let at = (0...(body.count - second.count)).first(where: { Array(body[$0..<($0 + second.count)]) == second })
         else {
             Issue.record("pair not found")
             return
@@ -198,7 +203,9 @@ struct GoldenTests {
     @Test("a wait longer than the limit is rejected")
     func waitTooLong() {
         let body = Bytes.be32(1000) + [0, 0, 0, 0, 0, 0, 0, 1] + Bytes.be32(25_001)
-        #expect(decodeRequest(Bytes.frame(kind: 0x0025, body: body)) == .failure(.invalidValue(field: "timeoutMilliseconds")))
+        #expect(
+            decodeRequest(Bytes.frame(kind: 0x0025, body: body))
+                == .failure(.invalidValue(field: "timeoutMilliseconds")))
         #expect(throws: ProtocolError.invalidValue(field: "timeoutMilliseconds")) {
             _ = try Frame.encode(Request.waitEvents(uid: 1, after: 1, timeoutMilliseconds: 25_001), requestID: 1)
         }

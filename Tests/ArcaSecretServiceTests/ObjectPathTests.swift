@@ -57,10 +57,13 @@ import Testing
     @Test func busValueSignatures() {
         let secret = BusValue.structure([.objectPath("/s"), .bytes([]), .bytes([1]), .string("text/plain")])
         #expect(secret.signature == "(oayays)")
-        #expect(BusValue.array(elementSignature: "{o(oayays)}", [.entry(.objectPath("/i"), secret)]).signature
-            == "a{o(oayays)}")
+        #expect(
+            BusValue.array(elementSignature: "{o(oayays)}", [.entry(.objectPath("/i"), secret)]).signature
+                == "a{o(oayays)}")
         #expect(BusValue.properties(["Locked": .bool(true)]).signature == "a{sv}")
-        #expect(BusValue.stringDictionary(["b": "2", "a": "1"])
-            == .array(elementSignature: "{ss}", [.entry(.string("a"), .string("1")), .entry(.string("b"), .string("2"))]))
+        #expect(
+            BusValue.stringDictionary(["b": "2", "a": "1"])
+                == .array(
+                    elementSignature: "{ss}", [.entry(.string("a"), .string("1")), .entry(.string("b"), .string("2"))]))
     }
 }

@@ -10,8 +10,10 @@ import Testing
     }
 
     @Test func base64FollowsRFC4648() {
-        let vectors = ["": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
-                       "foobar": "Zm9vYmFy"]
+        let vectors = [
+            "": "", "f": "Zg==", "fo": "Zm8=", "foo": "Zm9v", "foob": "Zm9vYg==", "fooba": "Zm9vYmE=",
+            "foobar": "Zm9vYmFy",
+        ]
         for (plain, encoded) in vectors {
             #expect(Base64.encode(Array(plain.utf8)) == encoded)
             #expect(Base64.decode(encoded) == Array(plain.utf8))
@@ -38,7 +40,8 @@ import Testing
         let peer = try #require(Base64.decode(fields["public"] ?? ""))
         let key = try DHSession.hkdfSHA256(try theirs.sharedSecret(with: peer), length: 16)
         let (iv, sealed) = try SessionCipher(key: key).encrypt(try Self.secret("pässword"))
-        let answer = "[sx-aes-1]\npublic=\(Base64.encode(theirs.publicKey))\nsecret=\(Base64.encode(sealed))\n"
+        let answer =
+            "[sx-aes-1]\npublic=\(Base64.encode(theirs.publicKey))\nsecret=\(Base64.encode(sealed))\n"
             + "iv=\(Base64.encode(iv))\n"
         let password = try #require(try ours.receive(answer))
         #expect(password.withUnsafeBytes { Array($0) } == Array("pässword".utf8))

@@ -9,18 +9,24 @@ import Testing
 /// big integers, HKDF from RFC 5869 A.3, AES-CBC from NIST SP 800-38A F.2.1).
 @Suite struct SessionCryptoTests {
     static func vectors(_ key: String) throws -> [[String: String]] {
-        let url = try #require(Bundle.module.url(forResource: "session-crypto", withExtension: "json",
-                                                 subdirectory: "Resources"))
+        let url = try #require(
+            Bundle.module.url(
+                forResource: "session-crypto", withExtension: "json",
+                subdirectory: "Resources"))
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any]
         return object?[key] as? [[String: String]] ?? []
     }
 
     static func hex(_ s: String?) -> [UInt8] {
         let chars = Array((s ?? "").utf8)
-        return stride(from: 0, to: chars.count, by: 2).compactMap { UInt8(String(decoding: chars[$0...$0 + 1], as: UTF8.self), radix: 16) }
+        return stride(from: 0, to: chars.count, by: 2).compactMap {
+            UInt8(String(decoding: chars[$0...$0 + 1], as: UTF8.self), radix: 16)
+        }
     }
 
-    static func secret(_ bytes: [UInt8]) throws -> SecretBytes { try bytes.withUnsafeBytes { try SecretBytes(copying: $0) } }
+    static func secret(_ bytes: [UInt8]) throws -> SecretBytes {
+        try bytes.withUnsafeBytes { try SecretBytes(copying: $0) }
+    }
 
     @Test func diffieHellmanKnownAnswersIncludingALeadingZeroSharedSecretAndAOneBytePeerKey() throws {
         let vectors = try Self.vectors("dh")
@@ -51,7 +57,8 @@ import Testing
     @Test func bothSidesAgreeAndSecretsOfEveryLengthRoundTrip() throws {
         let clientPrivate = try SecretBytes.random(count: 128)
         let clientPublic = try Gcrypt.powm(base: [2], exponent: clientPrivate, modulus: DHSession.prime, width: 128)
-        let (serverPublic, server) = try DHSession.negotiate(clientPublicKey: clientPublic.withUnsafeBytes { Array($0) })
+        let (serverPublic, server) = try DHSession.negotiate(
+            clientPublicKey: clientPublic.withUnsafeBytes { Array($0) })
         let (_, client) = try DHSession.negotiate(clientPublicKey: serverPublic, privateKey: clientPrivate)
         #expect(client.key == server.key)
         for length in [0, 1, 15, 16, 17, 1000] {
@@ -76,7 +83,9 @@ import Testing
             ([UInt8](repeating: 0xFF, count: 128), "the public key is not between 2 and p-2"),
         ]
         for (key, message) in refused {
-            #expect(throws: SessionCryptoError.badPublicKey(message)) { _ = try DHSession.negotiate(clientPublicKey: key) }
+            #expect(throws: SessionCryptoError.badPublicKey(message)) {
+                _ = try DHSession.negotiate(clientPublicKey: key)
+            }
         }
         pMinusOne[127] -= 1
         _ = try DHSession.negotiate(clientPublicKey: pMinusOne)  // p-2 is the largest accepted
@@ -92,6 +101,8 @@ import Testing
         let zeroEnded = try Self.secret([UInt8](repeating: 0, count: 16))
         let iv = [UInt8](repeating: 3, count: 16)
         let sealed = try cipher.encrypt(zeroEnded, iv: iv)
-        #expect(throws: SessionCryptoError.badPadding) { _ = try cipher.decrypt(iv: iv, ciphertext: Array(sealed.prefix(16))) }
+        #expect(throws: SessionCryptoError.badPadding) {
+            _ = try cipher.decrypt(iv: iv, ciphertext: Array(sealed.prefix(16)))
+        }
     }
 }

@@ -33,7 +33,7 @@ extension SecItemRootTests {
         var syncedQuery = base("synced")
         syncedQuery[kSecAttrSynchronizable as String] = kCFBooleanTrue
         let makeLocal: [String: Any] = [
-            kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly as Any,
+            kSecAttrAccessible as String: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly as Any
         ]
         #expect(SecItemUpdate(syncedQuery as CFDictionary, makeLocal as CFDictionary) == errSecParam)
 

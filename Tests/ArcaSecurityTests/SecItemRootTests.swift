@@ -120,7 +120,8 @@ import Testing
         }
         #expect(status == noErr)
         #expect(result as! NSData? == NSData(data: Data("v".utf8)))
-        let cfKeyed = [kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "nsdict"]
+        let cfKeyed =
+            [kSecClass: kSecClassGenericPassword, kSecAttrService: service, kSecAttrAccount: "nsdict"]
             as [CFString: Any]
         #expect(SecItemDelete(cfKeyed as CFDictionary) == errSecSuccess)
     }

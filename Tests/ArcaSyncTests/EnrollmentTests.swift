@@ -58,7 +58,8 @@ import Testing
         #expect(try circle.rotate() == 1)
         let wrapped = try circle.epochKeyForRecovery(Fixture.secret(0x42))
         #expect(wrapped.count == 24 + 32 + 16)
-        #expect(try Circle.epochKey(fromRecovery: wrapped, recoveryKey: Fixture.secret(0x42), epoch: 1)
+        #expect(
+            try Circle.epochKey(fromRecovery: wrapped, recoveryKey: Fixture.secret(0x42), epoch: 1)
                 == circle.key(epoch: 1))
         #expect(throws: SyncError.backupUnreadable) {
             _ = try Circle.epochKey(fromRecovery: wrapped, recoveryKey: Fixture.secret(0x43), epoch: 1)

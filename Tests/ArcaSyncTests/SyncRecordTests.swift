@@ -40,9 +40,10 @@ import Testing
         let body = try parsed.open(epochKey: epochKey)
         #expect(body.attributes == Array("svc=mail".utf8))
         #expect(Fixture.text(body.secret) == "hunter2")
-        #expect(try SyncRecord.seal(
-            header: header(author: a), body: Fixture.body("x", nil), epochKey: epochKey, signer: a
-        ).open(epochKey: epochKey).secret == nil)
+        #expect(
+            try SyncRecord.seal(
+                header: header(author: a), body: Fixture.body("x", nil), epochKey: epochKey, signer: a
+            ).open(epochKey: epochKey).secret == nil)
     }
 
     @Test func nothingInTheRecordIsInTheClear() throws {

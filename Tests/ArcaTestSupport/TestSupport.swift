@@ -114,7 +114,9 @@ public func withThrowawayUsers(
             cleanup(user)
             for _ in 0..<20 {
                 // 1 and 10: /etc/passwd or /etc/group is locked by another suite.
-                guard let result = try? run(["userdel", "-f", user.name]), [1, 10].contains(result.status) else { break }
+                guard let result = try? run(["userdel", "-f", user.name]), [1, 10].contains(result.status) else {
+                    break
+                }
                 usleep(100_000)
             }
         }
@@ -132,7 +134,8 @@ public func withThrowawayUsers(
             made = try add()
         }
         guard made.status == 0 else { throw TestSupportError("useradd \(name) failed: \(made.stderr)") }
-        guard let uid = UInt32(try run(["id", "-u", name]).stdout), let gid = UInt32(try run(["id", "-g", name]).stdout)
+        guard let uid = UInt32(try run(["id", "-u", name]).stdout),
+            let gid = UInt32(try run(["id", "-g", name]).stdout)
         else { throw TestSupportError("id \(name) failed") }
         users.append(TestUser(name: name, uid: uid, gid: gid))
     }

@@ -15,10 +15,17 @@ import Testing
         let service = "arca.pool.\(UUID().uuidString)"
         let client = try ArcadClient(path: socket)
         let attributes: AttributeMap = [.service: .string(service), .account: .string("k")]
-        #expect(try client.send(.add(AddRequest(
-            vault: .system, itemClass: .genericPassword, attributes: attributes, secret: Array("root-only".utf8))))
-            == .items([]))
-        defer { _ = try? client.send(.delete(vault: .system, query: Query(itemClass: .genericPassword, attributes: attributes))) }
+        #expect(
+            try client.send(
+                .add(
+                    AddRequest(
+                        vault: .system, itemClass: .genericPassword, attributes: attributes,
+                        secret: Array("root-only".utf8))))
+                == .items([]))
+        defer {
+            _ = try? client.send(
+                .delete(vault: .system, query: Query(itemClass: .genericPassword, attributes: attributes)))
+        }
         try body(socket, service)
     }
 
@@ -26,7 +33,8 @@ import Testing
         try withThrowawayUsers(1, prefix: "serverpl") { users in
             try withRootOnlyItem { socket, service in
                 let run = try ArcaTestSupport.run([
-                    builtExecutable("arca-lib-probe"), socket, "pool-setuid", service, "\(users[0].uid)", "\(users[0].gid)",
+                    builtExecutable("arca-lib-probe"), socket, "pool-setuid", service, "\(users[0].uid)",
+                    "\(users[0].gid)",
                 ])
                 // Before the fix the pooled root connection answered the second read too.
                 #expect(run.stdout == "root: root-only\nafter setuid: nil", "\(run)")

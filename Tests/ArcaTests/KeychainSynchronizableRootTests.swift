@@ -7,8 +7,10 @@ import Testing
 /// A synchronizable Keychain of a ThisDeviceOnly class writes nothing: every
 /// write throws errSecParam (-50), as on Apple platforms; reads are unaffected.
 @Suite struct KeychainSynchronizableRootTests {
-    @Test(arguments: [Accessibility.whenUnlockedThisDeviceOnly, .afterFirstUnlockThisDeviceOnly,
-                      .whenPasscodeSetThisDeviceOnly])
+    @Test(arguments: [
+        Accessibility.whenUnlockedThisDeviceOnly, .afterFirstUnlockThisDeviceOnly,
+        .whenPasscodeSetThisDeviceOnly,
+    ])
     func synchronizableThisDeviceOnlyWritesAreParamErrors_root(_ accessibility: Accessibility) throws {
         let k = Keychain(service: "arca.test.sync.\(UUID().uuidString)").socketPath(try LiveArcad.socketPath())
             .synchronizable(true)

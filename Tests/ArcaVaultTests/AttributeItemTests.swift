@@ -6,12 +6,15 @@ import Testing
 /// Secret Service attribute items: the dictionary round-trips, search is exact and
 /// case-sensitive through the blind index, locked never reads as not found.
 @Suite struct AttributeItemTests {
-    static let unicode = ["xdg:schema": "org.example.Pass", "user": "Zoë 東京 🔑", "host": " spaced  out\t",
-                          "punct": "a=b;c,d'e\"f\\g"]
+    static let unicode = [
+        "xdg:schema": "org.example.Pass", "user": "Zoë 東京 🔑", "host": " spaced  out\t",
+        "punct": "a=b;c,d'e\"f\\g",
+    ]
 
-    func add(_ vault: Vault, _ attributes: [String: String], label: String = "l", secret value: String = "s",
-             replace: Bool = false) throws -> (item: AttributeItem, replaced: Bool)
-    {
+    func add(
+        _ vault: Vault, _ attributes: [String: String], label: String = "l", secret value: String = "s",
+        replace: Bool = false
+    ) throws -> (item: AttributeItem, replaced: Bool) {
         try vault.addAttributeItem(
             label: label, attributes: attributes, contentType: "text/plain", secret: secret(value), accessible: nil,
             replace: replace)
@@ -97,8 +100,9 @@ import Testing
         #expect(try vault.collectionLabel() == "Login")
         try vault.setCollectionLabel("Pérsonal 🔑")
         #expect(try Vault.open(at: dir.file("vault.db")).collectionLabel() == "Pérsonal 🔑")
-        #expect(vaultError { try vault.setCollectionLabel(String(repeating: "x", count: 16 << 10 + 1)) }
-            == .param("a collection label is at most 16 KiB"))
+        #expect(
+            vaultError { try vault.setCollectionLabel(String(repeating: "x", count: 16 << 10 + 1)) }
+                == .param("a collection label is at most 16 KiB"))
     }
 
     @Test func replaceUpdatesTheItemWithEqualAttributesOnly() throws {
@@ -127,8 +131,9 @@ import Testing
         #expect(updated.attributes == ["k": "w"] && updated.label == "l" && updated.created == before.created)
         #expect(updated.modified >= before.modified)
         #expect(try vault.searchAttributeItems(["k": "v"]).unlocked.isEmpty)
-        #expect(try vault.searchAttributeItems(["k": "w"], returnSecrets: true).unlocked.map { text($0.secret) }
-            == ["new"])
+        #expect(
+            try vault.searchAttributeItems(["k": "w"], returnSecrets: true).unlocked.map { text($0.secret) }
+                == ["new"])
         try vault.deleteAttributeItem(ref)
         #expect(vaultError { _ = try vault.attributeItem(ref) } == .itemNotFound)
         #expect(vaultError { try vault.deleteAttributeItem(ref) } == .itemNotFound)
@@ -140,7 +145,8 @@ import Testing
         let (vault, _) = try makeVault(dir)
         let afu = try add(vault, ["k": "v"]).item.reference
         let wu = try vault.addAttributeItem(
-            label: "w", attributes: ["k": "v", "w": "1"], contentType: "", secret: secret("x"), accessible: .whenUnlocked,
+            label: "w", attributes: ["k": "v", "w": "1"], contentType: "", secret: secret("x"),
+            accessible: .whenUnlocked,
             replace: false
         ).item.reference
         vault.lock(Accessibility.whenUnlockedClasses)
@@ -164,7 +170,9 @@ import Testing
         for i in 0...Vault.maximumAttributeCount { many["k\(i)"] = "v" }
         #expect(vaultError { _ = try add(vault, many) } == .param("at most 64 attributes per item"))
         let long = String(repeating: "x", count: Vault.maximumAttributeLength + 1)
-        #expect(vaultError { _ = try add(vault, ["k": long]) } == .param("an attribute name or value is longer than 16 KiB"))
+        #expect(
+            vaultError { _ = try add(vault, ["k": long]) } == .param("an attribute name or value is longer than 16 KiB")
+        )
         #expect(try vault.itemCount() == 0)
     }
 }

@@ -35,7 +35,8 @@ if command == "trickle" {  // trickle N SECONDS: N slow clients, each announcing
     let seconds = Double(rest.count > 1 ? rest[1] : "") ?? 1
     let length = UInt32(ProtocolLimits.maximumBodyLength)
     // Header of an `add` (kind 0x000A) whose body never finishes arriving.
-    let header = Frame.magic + [0, 1, 0, 0x0A, 0, 0, 0, 1] + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: length >> $0) }
+    let header =
+        Frame.magic + [0, 1, 0, 0x0A, 0, 0, 0, 1] + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: length >> $0) }
     var connected: [Int32] = []
     for _ in 0..<count {
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
@@ -43,9 +44,14 @@ if command == "trickle" {  // trickle N SECONDS: N slow clients, each announcing
         remote.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &remote.sun_path) { for (i, b) in socket.utf8.enumerated() { $0[i] = b } }
         let rc = withUnsafePointer(to: &remote) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
-        guard rc == 0 else { close(fd); continue }
+        guard rc == 0 else {
+            close(fd)
+            continue
+        }
         _ = header.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         connected.append(fd)
     }
@@ -84,7 +90,9 @@ if command == "credential" {  // credential UNIT ID: systemd's LoadCredential= c
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, localLength) }
     }
     let connected = withUnsafePointer(to: &remote) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+        }
     }
     guard bound == 0, connected == 0 else {
         print("error connect")
@@ -119,13 +127,16 @@ switch command {
 case "status": request = .status(uid: rest.isEmpty ? nil : uid(0))
 case "kdf": request = .kdfParameters(uid: uid(0))
 case "add":  // add UID SERVICE ACCOUNT, secret on stdin
-    request = .add(AddRequest(
-        vault: .user(uid: uid(0)), itemClass: .genericPassword,
-        attributes: [.service: .string(rest[1]), .account: .string(rest[2])], secret: readLine0()))
+    request = .add(
+        AddRequest(
+            vault: .user(uid: uid(0)), itemClass: .genericPassword,
+            attributes: [.service: .string(rest[1]), .account: .string(rest[2])], secret: readLine0()))
 case "get":  // get UID SERVICE ACCOUNT
-    request = .copyMatching(vault: .user(uid: uid(0)), query: Query(
-        itemClass: .genericPassword, attributes: [.service: .string(rest[1]), .account: .string(rest[2])],
-        returnFlags: .data))
+    request = .copyMatching(
+        vault: .user(uid: uid(0)),
+        query: Query(
+            itemClass: .genericPassword, attributes: [.service: .string(rest[1]), .account: .string(rest[2])],
+            returnFlags: .data))
 case "unlock-password":  // unlock-password UID, password on stdin
     request = .unlockWithPassword(uid: uid(0), password: readLine0())
 case "lock": request = .lock(uid: uid(0), classes: .whenUnlocked)
@@ -136,8 +147,9 @@ case "add-attribute":  // add-attribute UID LABEL NAME=VALUE...: a Secret Servic
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         attributes[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
     }
-    request = .addAttributeItem(AttributeItemAdd(
-        uid: uid(0), label: rest[1], attributes: attributes, contentType: "text/plain", secret: readLine0()))
+    request = .addAttributeItem(
+        AttributeItemAdd(
+            uid: uid(0), label: rest[1], attributes: attributes, contentType: "text/plain", secret: readLine0()))
 case "sessions": request = .listSessions
 case "reset":  // reset UID: an administrator reset, refused unless root
     request = .passwordReset(
@@ -156,7 +168,9 @@ do {
     case .ok: print("ok")
     case .error(let status, let message): print("error \(status.rawValue) \(message)")
     case .status(let s):
-        print("ok vault=\(s.hasVault) unlocked=\(s.unlocked.rawValue) sessions=\(s.sessionCount) sync=\(!s.passwordOutOfSync)")
+        print(
+            "ok vault=\(s.hasVault) unlocked=\(s.unlocked.rawValue) sessions=\(s.sessionCount) sync=\(!s.passwordOutOfSync)"
+        )
     case .kdfParameters(let p): print("ok \(p == nil ? "none" : "params")")
     case .items(let items):
         print("ok " + items.map { String(decoding: $0.data ?? [], as: UTF8.self) }.joined(separator: ","))

@@ -16,7 +16,8 @@ struct ArcadConnectionTests {
         let directoryMode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
         #expect(socketMode == 0o666)
         #expect(directoryMode == 0o755)
-        let state = try FileManager.default.attributesOfItem(atPath: arcad.directory + "/state")[.posixPermissions] as? Int
+        let state =
+            try FileManager.default.attributesOfItem(atPath: arcad.directory + "/state")[.posixPermissions] as? Int
         let hostKey = try FileManager.default.attributesOfItem(atPath: arcad.directory + "/state/host.key")
         #expect(state == 0o700)
         #expect(hostKey[.posixPermissions] as? Int == 0o600)
@@ -95,7 +96,9 @@ extension ArcadConnectionTests {
             let before = Self.residentKiB(pid)
             // Each client announces a 2 MiB body and sends one byte every 100 ms, for 8 s:
             // every read succeeds well inside the timeout, the request never completes.
-            let clients = try users.map { try Self.background($0, [builtExecutable("arcad-probe"), arcad.socket, "trickle", "64", "8"]) }
+            let clients = try users.map {
+                try Self.background($0, [builtExecutable("arcad-probe"), arcad.socket, "trickle", "64", "8"])
+            }
             for (_, out) in clients { #expect(Self.firstLine(out) == "ok connected=64") }
             var peak = before
             while clients.contains(where: { $0.0.isRunning }) {
@@ -121,7 +124,8 @@ extension ArcadConnectionTests {
             let arcad = try ArcadProcess(config: "max_connections = 10\nmax_connections_per_uid = 8\n")
             defer { arcad.stop() }
             // The first user holds 8 for 3 s; the second gets the 2 left.
-            let (holder, out) = try Self.background(users[0], [builtExecutable("arcad-probe"), arcad.socket, "hold", "8", "3"])
+            let (holder, out) = try Self.background(
+                users[0], [builtExecutable("arcad-probe"), arcad.socket, "hold", "8", "3"])
             #expect(Self.firstLine(out) == "ok answered=8 of 8")
             #expect(try users[1].probe(arcad.socket, "hold", "4") == "ok answered=2 of 4")
             holder.waitUntilExit()
@@ -131,9 +135,10 @@ extension ArcadConnectionTests {
 }
 
 /// What root's status is on a fresh arcad.
-let emptyRootStatus = Reply.status(VaultStatus(
-    uid: 0, hasVault: false, unlocked: [], sessionCount: 0, passwordOutOfSync: false, itemsNotInKernel: 0,
-    hasRecoveryKey: false))
+let emptyRootStatus = Reply.status(
+    VaultStatus(
+        uid: 0, hasVault: false, unlocked: [], sessionCount: 0, passwordOutOfSync: false, itemsNotInKernel: 0,
+        hasRecoveryKey: false))
 
 /// A raw client socket for misbehaving on purpose.
 final class RawConnection {

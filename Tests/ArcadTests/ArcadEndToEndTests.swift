@@ -95,9 +95,13 @@ struct ArcadEndToEndTests {
         #expect(sent == 10_000)
         // Connections of the fuzz may still be winding down; the next one is admitted.
         usleep(200_000)
-        #expect(try arcad.send(.status(uid: nil)) == .status(VaultStatus(
-            uid: 0, hasVault: false, unlocked: [], sessionCount: 0, passwordOutOfSync: false, itemsNotInKernel: 0,
-            hasRecoveryKey: false)))
+        #expect(
+            try arcad.send(.status(uid: nil))
+                == .status(
+                    VaultStatus(
+                        uid: 0, hasVault: false, unlocked: [], sessionCount: 0, passwordOutOfSync: false,
+                        itemsNotInKernel: 0,
+                        hasRecoveryKey: false)))
         #expect(arcad.process?.isRunning == true)
     }
 
@@ -163,9 +167,12 @@ struct ArcadEndToEndTests {
                         do {
                             let connection = try ArcadClient(path: arcad.socket, timeoutMilliseconds: 30_000)
                             guard try connection.send(add(alice.uid, "conc", account, account)) == .items([]),
-                                  try connection.send(get(alice.uid, "conc", account))
+                                try connection.send(get(alice.uid, "conc", account))
                                     == .items([ResultItem(data: Array(account.utf8))])
-                            else { errors.increment(); continue }
+                            else {
+                                errors.increment()
+                                continue
+                            }
                             added.increment()
                         } catch {
                             errors.increment()
@@ -176,9 +183,11 @@ struct ArcadEndToEndTests {
             group.wait()
             #expect(errors.value == 0)
             #expect(added.value > 50)
-            let all = Query(itemClass: .genericPassword, attributes: [.service: .string("conc")], matchLimit: .all,
-                            returnFlags: .attributes)
-            guard case .items(let items) = try arcad.send(.copyMatching(vault: .user(uid: alice.uid), query: all)) else {
+            let all = Query(
+                itemClass: .genericPassword, attributes: [.service: .string("conc")], matchLimit: .all,
+                returnFlags: .attributes)
+            guard case .items(let items) = try arcad.send(.copyMatching(vault: .user(uid: alice.uid), query: all))
+            else {
                 Issue.record("no items")
                 return
             }
@@ -191,8 +200,16 @@ struct ArcadEndToEndTests {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
-    func increment() { lock.lock(); count += 1; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+    func increment() {
+        lock.lock()
+        count += 1
+        lock.unlock()
+    }
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return count
+    }
 }
 
 struct SplitMix {

@@ -21,7 +21,9 @@ struct ArcadEventStreamTests {
             defer { arcad.stop() }
             #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
             let listener = try ArcadClient(path: arcad.socket, timeoutMilliseconds: 10_000)
-            guard case .events(let start) = try listener.send(.waitEvents(uid: alice.uid, after: 0, timeoutMilliseconds: 0))
+            guard
+                case .events(let start) = try listener.send(
+                    .waitEvents(uid: alice.uid, after: 0, timeoutMilliseconds: 0))
             else {
                 Issue.record("no events reply")
                 return
@@ -35,7 +37,8 @@ struct ArcadEventStreamTests {
             // The client is handed to the thread: this one does not use it again.
             nonisolated(unsafe) let handedOff = listener
             let thread = Thread {
-                let reply = try? handedOff.send(.waitEvents(uid: alice.uid, after: start.next, timeoutMilliseconds: 8000))
+                let reply = try? handedOff.send(
+                    .waitEvents(uid: alice.uid, after: start.next, timeoutMilliseconds: 8000))
                 heard.withLock { $0 = reply }
             }
             thread.start()
@@ -52,7 +55,9 @@ struct ArcadEventStreamTests {
                 return
             }
             #expect(batch.events.count == 1)
-            if case .itemAdded(let reference)? = batch.events.first { #expect(reference.count == 16) } else {
+            if case .itemAdded(let reference)? = batch.events.first {
+                #expect(reference.count == 16)
+            } else {
                 Issue.record("expected itemAdded, got \(batch.events)")
             }
         }
@@ -67,9 +72,11 @@ struct ArcadEventStreamTests {
             let key = try derive("pw")
             #expect(try arcad.send(.enroll(uid: alice.uid, key: key, parameters: e2eParameters)) == .ok)
             func add(_ secret: String, replace: Bool) throws -> AttributeItemInfo? {
-                let reply = try arcad.send(.addAttributeItem(AttributeItemAdd(
-                    uid: alice.uid, label: "git", attributes: ["server": "example.org", "user": "ä l"],
-                    contentType: "text/plain", secret: Array(secret.utf8), replace: replace)))
+                let reply = try arcad.send(
+                    .addAttributeItem(
+                        AttributeItemAdd(
+                            uid: alice.uid, label: "git", attributes: ["server": "example.org", "user": "ä l"],
+                            contentType: "text/plain", secret: Array(secret.utf8), replace: replace)))
                 guard case .attributeItems(let list) = reply else { return nil }
                 return list.items.first
             }
@@ -86,8 +93,10 @@ struct ArcadEventStreamTests {
             #expect(found.items.map(\.reference) == [first.reference, twin.reference])
             #expect(found.items.map { String(decoding: $0.secret ?? [], as: UTF8.self) } == ["three", "two"])
             #expect(try arcad.send(.lock(uid: alice.uid, classes: .whenUnlocked)) == .ok)
-            #expect(try arcad.send(search) == .attributeItems(
-                AttributeItemList(items: [], locked: [first.reference, twin.reference])))
+            #expect(
+                try arcad.send(search)
+                    == .attributeItems(
+                        AttributeItemList(items: [], locked: [first.reference, twin.reference])))
             #expect(try arcad.send(.lock(uid: alice.uid, classes: .all)) == .ok)
             guard case .error(let status, _) = try arcad.send(search) else {
                 Issue.record("searching with nothing held must fail")

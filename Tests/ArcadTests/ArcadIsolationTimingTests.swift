@@ -54,8 +54,9 @@ struct ArcadIsolationTimingTests {
                 try timed("unlock", .unlock(uid: alice.uid, key: aliceKey), expect: .ok)
                 try timed("add", add(alice.uid, "mail", "a\(rounds)", "s"), expect: .items([]))
                 // Keep alice's vault at one item, so that her unlock costs the same each round.
-                let added = Query(itemClass: .genericPassword,
-                                  attributes: [.service: .string("mail"), .account: .string("a\(rounds)")])
+                let added = Query(
+                    itemClass: .genericPassword,
+                    attributes: [.service: .string("mail"), .account: .string("a\(rounds)")])
                 if rounds > 0 { #expect(try arcad.send(.delete(vault: .user(uid: alice.uid), query: added)) == .ok) }
                 rounds += 1
             }
@@ -74,7 +75,8 @@ struct ArcadIsolationTimingTests {
             for (name, seconds) in times.sorted(by: { $0.key < $1.key }) {
                 let sorted = seconds.sorted()
                 let slowest = sorted.suffix(5).map { String(Int($0 * 1000)) }.joined(separator: ", ")
-                let summary = "alice's \(name): slowest of \(sorted.count) \(slowest) ms, "
+                let summary =
+                    "alice's \(name): slowest of \(sorted.count) \(slowest) ms, "
                     + "median \(Int(sorted[sorted.count / 2] * 1000)) ms"
                 #expect(sorted[sorted.count * 9 / 10] < 0.050, "\(summary)")
                 #expect((sorted.last ?? 0) < 0.250, "\(summary)")

@@ -14,7 +14,8 @@ struct ArcadStateDirectoryTests {
         p.executableURL = URL(fileURLWithPath: builtExecutable("arcad"))
         p.arguments = arguments
         // A file, not a pipe: a detached arcad would keep a pipe open for ever.
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("arcad-stderr-\(UUID().uuidString)").path
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("arcad-stderr-\(UUID().uuidString)")
+            .path
         FileManager.default.createFile(atPath: log, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: log) }
         p.standardError = FileHandle(forWritingAtPath: log)
@@ -37,7 +38,8 @@ struct ArcadStateDirectoryTests {
     }
 
     func temporaryDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("arcad-state-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("arcad-state-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
@@ -55,7 +57,9 @@ struct ArcadStateDirectoryTests {
         #expect(second.status == 1)
         #expect(second.stderr == message)
         // In daemon mode the refusal comes before detaching, from the process that was started.
-        let detached = try runArcad(["--config", "/dev/null", "--state-dir", state, "--socket", arcad.directory + "/2.sock"])
+        let detached = try runArcad([
+            "--config", "/dev/null", "--state-dir", state, "--socket", arcad.directory + "/2.sock",
+        ])
         #expect(detached.status == 1)
         #expect(detached.stderr == message)
         #expect(!FileManager.default.fileExists(atPath: arcad.directory + "/2.sock"))
@@ -71,8 +75,10 @@ struct ArcadStateDirectoryTests {
         let state = directory + "/state"
         // posix_spawn, not Foundation's Process: Process learns that its child ended when
         // a descriptor it shares closes, and the detached arcad would keep it open.
-        let arguments: [String] = [builtExecutable("arcad"), "--config", "/dev/null", "--state-dir", state, "--socket",
-                                   directory + "/a.sock"]
+        let arguments: [String] = [
+            builtExecutable("arcad"), "--config", "/dev/null", "--state-dir", state, "--socket",
+            directory + "/a.sock",
+        ]
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var parent: pid_t = 0
@@ -85,8 +91,9 @@ struct ArcadStateDirectoryTests {
         defer { kill(pid, SIGKILL) }
         let command = try String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)
         #expect(command.hasPrefix(builtExecutable("arcad") + "\0"))
-        #expect(try runArcad(foreground(state, directory + "/b.sock")).stderr
-            == "arcad: cannot start: another arcad (pid \(pid)) is using the state directory \(state)\n")
+        #expect(
+            try runArcad(foreground(state, directory + "/b.sock")).stderr
+                == "arcad: cannot start: another arcad (pid \(pid)) is using the state directory \(state)\n")
     }
 
     @Test("a state directory or file not root's own, writable by others, or a symlink is refused")
@@ -128,18 +135,27 @@ struct ArcadStateDirectoryTests {
             r = try attempt { try symlink($0 + "/host.key") }
             #expect(r.status == 1 && r.stderr == refusal(r.state + "/host.key", "is a symlink"), "\(r)")
             r = try attempt { try chown($0 + "/host.key") }
-            #expect(r.status == 1 && r.stderr == refusal(r.state + "/host.key", "is owned by uid \(user.uid), not root"))
+            #expect(
+                r.status == 1 && r.stderr == refusal(r.state + "/host.key", "is owned by uid \(user.uid), not root"))
             r = try attempt { try chmod("0620", $0 + "/host.key") }
-            #expect(r.status == 1 && r.stderr == refusal(r.state + "/host.key", "is writable by group or others (mode 620)"))
+            #expect(
+                r.status == 1 && r.stderr == refusal(r.state + "/host.key", "is writable by group or others (mode 620)")
+            )
             r = try attempt { try chmod("0640", $0 + "/host.key") }
-            #expect(r.status == 1 && r.stderr == refusal(r.state + "/host.key", "is readable by group or others (mode 640)"))
+            #expect(
+                r.status == 1 && r.stderr == refusal(r.state + "/host.key", "is readable by group or others (mode 640)")
+            )
             r = try attempt { try symlink($0 + "/system.db") }
             #expect(r.status == 1 && r.stderr == refusal(r.state + "/system.db", "is a symlink"), "\(r)")
             r = try attempt { try chown($0 + "/arcad.lock") }
-            #expect(r.status == 1 && r.stderr == refusal(r.state + "/arcad.lock", "is owned by uid \(user.uid), not root"))
+            #expect(
+                r.status == 1 && r.stderr == refusal(r.state + "/arcad.lock", "is owned by uid \(user.uid), not root"))
             r = try attempt { try FileManager.default.removeItem(atPath: $0 + "/host.key") }
-            #expect(r.status == 1 && r.stderr == "arcad: cannot start: \(r.state)/system.db exists but "
-                + "\(r.state)/host.key is missing; restore host.key\n", "\(r)")
+            #expect(
+                r.status == 1
+                    && r.stderr == "arcad: cannot start: \(r.state)/system.db exists but "
+                        + "\(r.state)/host.key is missing; restore host.key\n",
+                "\(r)")
 
             // A user's vault that is a symlink is refused when it is first opened.
             index += 1
@@ -161,8 +177,12 @@ struct ArcadStateDirectoryTests {
                 if reply == nil { usleep(25_000) }
             }
             let path = state + "/users/\(user.uid).db"
-            #expect(reply == .error(status: .notAvailable, message:
-                "refusing \(path): it is a symlink; it must be root's own (chown root, chmod go-w)"))
+            #expect(
+                reply
+                    == .error(
+                        status: .notAvailable,
+                        message:
+                            "refusing \(path): it is a symlink; it must be root's own (chown root, chmod go-w)"))
         }
     }
 
@@ -176,21 +196,25 @@ struct ArcadStateDirectoryTests {
         // before or after the few milliseconds that matter almost every time).
         let calls = ["openat", "write", "pwrite64", "fsync", "fdatasync", "rename", "unlink", "ftruncate"]
         let profile = directory + "/profile"
-        try stopTraced(try startTraced(["-o", profile, "-e", "trace=" + calls.joined(separator: ",")],
-                                       state: directory + "/profiled", socket: socket))
+        try stopTraced(
+            try startTraced(
+                ["-o", profile, "-e", "trace=" + calls.joined(separator: ",")],
+                state: directory + "/profiled", socket: socket))
         let trace = try String(contentsOfFile: profile, encoding: .utf8).split(separator: "\n")
-        let counts = Dictionary(uniqueKeysWithValues: calls.map { call in
-            (call, trace.filter { $0.contains(" \(call)(") }.count)
-        })
+        let counts = Dictionary(
+            uniqueKeysWithValues: calls.map { call in
+                (call, trace.filter { $0.contains(" \(call)(") }.count)
+            })
         #expect(counts["rename"] == 2 && counts["fsync", default: 0] >= 4, "\(counts)")
         var outcomes: [String: Int] = [:]
         for run in 0..<50 {
             let state = directory + "/run\(run)"
             let call = calls.randomElement() ?? "openat"
             let n = Int.random(in: 1...max(1, counts[call, default: 1]))
-            try stopTraced(try startTraced(
-                ["-o", "/dev/null", "-e", "trace=\(call)", "-e", "inject=\(call):signal=SIGKILL:when=\(n)"],
-                state: state, socket: socket))
+            try stopTraced(
+                try startTraced(
+                    ["-o", "/dev/null", "-e", "trace=\(call)", "-e", "inject=\(call):signal=SIGKILL:when=\(n)"],
+                    state: state, socket: socket))
 
             let hostKey = try? FileManager.default.attributesOfItem(atPath: state + "/host.key")
             let systemDB = FileManager.default.fileExists(atPath: state + "/system.db")
@@ -199,8 +223,9 @@ struct ArcadStateDirectoryTests {
                 #expect(hostKey[.posixPermissions] as? Int == 0o600)
             }
             #expect(!(systemDB && hostKey == nil), "run \(run) (\(call) #\(n)): system.db without host.key")
-            outcomes[hostKey == nil ? (systemDB ? "system.db only" : "neither") : (systemDB ? "both" : "host.key only"),
-                     default: 0] += 1
+            outcomes[
+                hostKey == nil ? (systemDB ? "system.db only" : "neither") : (systemDB ? "both" : "host.key only"),
+                default: 0] += 1
 
             // Usable: arcad starts on what is left, and system.db opens and keeps an item.
             let restarted = try startAndWait(state: state, socket: socket)
@@ -210,12 +235,20 @@ struct ArcadStateDirectoryTests {
             }
             let client = try ArcadClient(path: socket, timeoutMilliseconds: 5000)
             let attributes: AttributeMap = [.service: .string("crash"), .account: .string("\(run)")]
-            #expect(try client.send(.add(AddRequest(
-                vault: .system, itemClass: .genericPassword, attributes: attributes, secret: Array("kept".utf8))))
-                == .items([]), "run \(run) (\(call) #\(n))")
-            #expect(try client.send(.copyMatching(vault: .system, query: Query(
-                itemClass: .genericPassword, attributes: attributes, returnFlags: .data)))
-                == .items([ResultItem(attributes: [:], data: Array("kept".utf8))]), "run \(run) (\(call) #\(n))")
+            #expect(
+                try client.send(
+                    .add(
+                        AddRequest(
+                            vault: .system, itemClass: .genericPassword, attributes: attributes,
+                            secret: Array("kept".utf8))))
+                    == .items([]), "run \(run) (\(call) #\(n))")
+            #expect(
+                try client.send(
+                    .copyMatching(
+                        vault: .system,
+                        query: Query(
+                            itemClass: .genericPassword, attributes: attributes, returnFlags: .data)))
+                    == .items([ResultItem(attributes: [:], data: Array("kept".utf8))]), "run \(run) (\(call) #\(n))")
         }
         print("first start killed at random system calls, 50 runs: \(outcomes) (profile \(counts))")
         #expect(outcomes["system.db only"] == nil)
@@ -231,7 +264,10 @@ struct ArcadStateDirectoryTests {
         try p.run()
         for _ in 0..<1000 where p.isRunning {
             if let client = try? ArcadClient(path: socket, timeoutMilliseconds: 1000),
-               (try? client.send(.status(uid: nil))) != nil { break }
+                (try? client.send(.status(uid: nil))) != nil
+            {
+                break
+            }
             usleep(20_000)
         }
         return p
@@ -239,8 +275,10 @@ struct ArcadStateDirectoryTests {
 
     /// Kills the traced arcad (strace's child, by pid) and waits for strace.
     func stopTraced(_ strace: Process) throws {
-        let children = (try? String(contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
-                                    encoding: .utf8)) ?? ""
+        let children =
+            (try? String(
+                contentsOfFile: "/proc/\(strace.processIdentifier)/task/\(strace.processIdentifier)/children",
+                encoding: .utf8)) ?? ""
         for pid in children.split(separator: " ").compactMap({ Int32($0) }) { kill(pid, SIGKILL) }
         strace.waitUntilExit()
     }
@@ -254,7 +292,10 @@ struct ArcadStateDirectoryTests {
         try p.run()
         for _ in 0..<400 {
             if p.isRunning, let client = try? ArcadClient(path: socket, timeoutMilliseconds: 1000),
-               (try? client.send(.status(uid: nil))) != nil { return p }
+                (try? client.send(.status(uid: nil))) != nil
+            {
+                return p
+            }
             if !p.isRunning { break }
             usleep(10_000)
         }

@@ -13,18 +13,26 @@ func derive(_ password: String) throws -> [UInt8] {
     return key.withUnsafeBytes { Array($0) }
 }
 
-func add(_ uid: UInt32, _ service: String, _ account: String, _ secret: String,
-         accessible: ArcaProtocol.Accessibility = .whenUnlocked) -> Request {
-    .add(AddRequest(vault: .user(uid: uid), itemClass: .genericPassword,
-                    attributes: [.service: .string(service), .account: .string(account),
-                                 .accessible: .accessibility(accessible)],
-                    secret: Array(secret.utf8)))
+func add(
+    _ uid: UInt32, _ service: String, _ account: String, _ secret: String,
+    accessible: ArcaProtocol.Accessibility = .whenUnlocked
+) -> Request {
+    .add(
+        AddRequest(
+            vault: .user(uid: uid), itemClass: .genericPassword,
+            attributes: [
+                .service: .string(service), .account: .string(account),
+                .accessible: .accessibility(accessible),
+            ],
+            secret: Array(secret.utf8)))
 }
 
 func get(_ uid: UInt32, _ service: String, _ account: String) -> Request {
-    .copyMatching(vault: .user(uid: uid), query: Query(
-        itemClass: .genericPassword, attributes: [.service: .string(service), .account: .string(account)],
-        returnFlags: .data))
+    .copyMatching(
+        vault: .user(uid: uid),
+        query: Query(
+            itemClass: .genericPassword, attributes: [.service: .string(service), .account: .string(account)],
+            returnFlags: .data))
 }
 
 extension TestUser {

@@ -57,8 +57,9 @@ struct FairnessTimingTests {
             }
             group.wait()
             print("B's unlocks during A's flood (s): \(bTimes.map { String(format: "%.2f", $0) })")
-            print("A's flood, exit statuses: \(floodStatuses.withLock { $0 }); "
-                  + "messages: \(floodMessages.withLock { $0 })")
+            print(
+                "A's flood, exit statuses: \(floodStatuses.withLock { $0 }); "
+                    + "messages: \(floodMessages.withLock { $0 })")
             for seconds in bTimes { #expect(seconds <= 3.0, "B's unlock took \(seconds) s") }
             // A only ever hears "wrong password" (1) or "busy" (75), never "not running" (69).
             let statuses = Set(floodStatuses.withLock { $0.keys })

@@ -25,7 +25,8 @@ struct KernelAttackTests {
     }
 
     func enroll(_ arcad: ArcadProcess, _ user: TestUser) throws {
-        #expect(try arcad.send(.enroll(uid: user.uid, key: try derive("pw-\(user.name)"), parameters: e2eParameters))
+        #expect(
+            try arcad.send(.enroll(uid: user.uid, key: try derive("pw-\(user.name)"), parameters: e2eParameters))
                 == .ok)
     }
 
@@ -45,8 +46,10 @@ struct KernelAttackTests {
             let arcad = try arcadWithItem(bob)
             defer { arcad.stop() }
             let setperm = try bob.run(
-                ["keyctl", "session", "-", "sh", "-c",
-                 "keyctl link @u @s && keyctl setperm @u 0x003f0000 && keyctl rdescribe @u"])
+                [
+                    "keyctl", "session", "-", "sh", "-c",
+                    "keyctl link @u @s && keyctl setperm @u 0x003f0000 && keyctl rdescribe @u",
+                ])
             #expect(setperm.stdout.hasPrefix("keyring;\(bob.uid);") && setperm.stdout.contains(";003f0000;_uid."))
             // Still readable by its owner: the lock, not the setperm, must make it go.
             #expect(try kernelOnlyGet(bob, "mail", "bob").stdout == "s3cret")
@@ -93,13 +96,15 @@ struct KernelAttackTests {
 
             let update = UpdateRequest(
                 vault: .user(uid: bob.uid),
-                query: Query(itemClass: .genericPassword,
-                             attributes: [.service: .string("vpn"), .account: .string("bob")]),
+                query: Query(
+                    itemClass: .genericPassword,
+                    attributes: [.service: .string("vpn"), .account: .string("bob")]),
                 attributes: [:], secret: Array("v2".utf8))
             #expect(try arcad.send(.update(update)) == .ok)
             #expect(try kernelOnlyGet(bob, "vpn", "bob").stdout == "")
-            let delete = Query(itemClass: .genericPassword,
-                               attributes: [.service: .string("mail"), .account: .string("bob")])
+            let delete = Query(
+                itemClass: .genericPassword,
+                attributes: [.service: .string("mail"), .account: .string("bob")])
             #expect(try arcad.send(.delete(vault: .user(uid: bob.uid), query: delete)) == .ok)
             #expect(try kernelOnlyGet(bob, "mail", "bob").stdout == "")
             #expect(try kernelOnlyGet(bob, "web", "bob").stdout == "")
@@ -152,7 +157,8 @@ struct KernelAttackTests {
             // hand that session keyring to the target user.
             let chain = try run([
                 "keyctl", "session", "-", "sh", "-c",
-                "keyctl link @u @s >/dev/null && exec " + bob.command(["keyctl", "pipe", "\(serial)"])
+                "keyctl link @u @s >/dev/null && exec "
+                    + bob.command(["keyctl", "pipe", "\(serial)"])
                     .joined(separator: " "),
             ])
             #expect(chain.status == 1)
@@ -180,11 +186,13 @@ struct KernelAttackTests {
 
             let asUid = ["setpriv", "--reuid=\(bob.uid)", "--regid=\(bob.gid)", "--clear-groups"]
             let described = try run(asUid + ["keyctl", "rdescribe", "@u"]).stdout
-            #expect(described.hasPrefix("keyring;\(bob.uid);") && described.hasSuffix(";1f3f0000;_uid.\(bob.uid)"),
-                    "got \(described)")
+            #expect(
+                described.hasPrefix("keyring;\(bob.uid);") && described.hasSuffix(";1f3f0000;_uid.\(bob.uid)"),
+                "got \(described)")
             #expect(try run(asUid + ["keyctl", "rlist", "@u"]).stdout == "")
             let name = "keyringr" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
-            #expect(try run(["useradd", "-o", "-M", "-N", "-u", "\(bob.uid)", "-s", "/usr/sbin/nologin", name]).status == 0)
+            #expect(
+                try run(["useradd", "-o", "-M", "-N", "-u", "\(bob.uid)", "-s", "/usr/sbin/nologin", name]).status == 0)
             defer { _ = try? run(["userdel", "-f", name]) }
             let heir = TestUser(name: name, uid: bob.uid, gid: bob.gid)
             #expect(try kernelOnlyGet(heir, "mail", "bob").stdout == "")

@@ -86,8 +86,10 @@ struct SystemServiceTests {
             #expect(try serviceRead(outsider) == "error ENOKEY")
             // Over the socket, the groups the caller's process has decide (SO_PEERGROUPS).
             func systemGet(_ user: TestUser, _ groups: String) throws -> String {
-                try run(["setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)", groups,
-                         builtExecutable("arcad-probe"), arcad.socket, "system-get"]).stdout
+                try run([
+                    "setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)", groups,
+                    builtExecutable("arcad-probe"), arcad.socket, "system-get",
+                ]).stdout
             }
             #expect(try systemGet(member, "--init-groups") == "ok g-secret")
             #expect(try systemGet(member, "--groups=\(gid)") == "ok g-secret")
@@ -112,8 +114,10 @@ struct SystemServiceTests {
             #expect(try arcad.send(Self.addSystem("g-secret")) == .items([]))
             #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [.group(gid)])) == .ok)
             func systemGet(_ groups: String) throws -> String {
-                try run(["setpriv", "--reuid=\(member.uid)", "--regid=\(member.gid)", groups,
-                         builtExecutable("arcad-probe"), arcad.socket, "system-get"]).stdout
+                try run([
+                    "setpriv", "--reuid=\(member.uid)", "--regid=\(member.gid)", groups,
+                    builtExecutable("arcad-probe"), arcad.socket, "system-get",
+                ]).stdout
             }
             // The group database still lists the member; its process no longer has the group.
             #expect(try systemGet("--init-groups") == "ok g-secret")
@@ -128,16 +132,24 @@ struct SystemServiceTests {
             let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(try arcad.send(Self.addSystem("cred")) == .items([]))
-            #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [
-                .unit(name: "postgresql.service", credential: "db-password"),
-            ])) == .ok)
+            #expect(
+                try arcad.send(
+                    .grant(
+                        query: Self.pgQuery,
+                        principals: [
+                            .unit(name: "postgresql.service", credential: "db-password")
+                        ])) == .ok)
             #expect(try loadCredential(arcad, unit: "postgresql.service", id: "db-password") == "ok cred")
             #expect(try loadCredential(arcad, unit: "postgresql.service", id: "other") == "ok")
             #expect(try loadCredential(arcad, unit: "evil.service", id: "db-password") == "ok")
             #expect(try loadCredential(arcad, unit: "postgresql.service", id: "db-password", as: users[0]) == "ok")
             // A unit grant gives nothing over the request socket or in the kernel.
-            #expect(try arcad.send(.copyMatching(vault: .system, query: Query(
-                itemClass: .genericPassword, attributes: Self.pg, returnFlags: .data))) != .items([]))
+            #expect(
+                try arcad.send(
+                    .copyMatching(
+                        vault: .system,
+                        query: Query(
+                            itemClass: .genericPassword, attributes: Self.pg, returnFlags: .data))) != .items([]))
         }
     }
 
@@ -148,9 +160,13 @@ struct SystemServiceTests {
             let arcad = try ArcadProcess(config: "")
             defer { arcad.stop() }
             #expect(try arcad.send(Self.addSystem("kept")) == .items([]))
-            #expect(try arcad.send(.grant(query: Self.pgQuery, principals: [
-                .user(service.uid), .unit(name: "pg.service", credential: "pw"),
-            ])) == .ok)
+            #expect(
+                try arcad.send(
+                    .grant(
+                        query: Self.pgQuery,
+                        principals: [
+                            .user(service.uid), .unit(name: "pg.service", credential: "pw"),
+                        ])) == .ok)
             arcad.kill9()
             // Even a keyring emptied while arcad was down is refilled at start.
             _ = try KeyringLayout().revoke(uid: service.uid)
@@ -159,9 +175,13 @@ struct SystemServiceTests {
             #expect(try serviceRead(service) == "ok " + hex("kept"))
             #expect(try service.probe(arcad.socket, "system-get") == "ok kept")
             #expect(try loadCredential(arcad, unit: "pg.service", id: "pw") == "ok kept")
-            #expect(try arcad.send(.listGrants) == .grants([GrantEntry(
-                service: "postgresql", account: "postgres", label: nil,
-                principals: [.user(service.uid), .unit(name: "pg.service", credential: "pw")])]))
+            #expect(
+                try arcad.send(.listGrants)
+                    == .grants([
+                        GrantEntry(
+                            service: "postgresql", account: "postgres", label: nil,
+                            principals: [.user(service.uid), .unit(name: "pg.service", credential: "pw")])
+                    ]))
         }
     }
 

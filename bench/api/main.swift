@@ -13,10 +13,10 @@
 // Each run enrolls its own vault and locks it at the end; arcad is stopped, its
 // parked-keys ring removed and the user deleted, so no secret stays behind.
 import Arca
-import ArcaSystem
 import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol
+import ArcaSystem
 import CKeyutils
 import Glibc
 
@@ -86,11 +86,13 @@ func measure(socket: String) throws -> [(String, Double, Double, Int)] {
     let description = "arca:genp:\(service):token"
     var buffer = [CChar](repeating: 0, count: 256)
     rows.append(
-        ("keyctl_search + keyctl_read (C)",
+        (
+            "keyctl_search + keyctl_read (C)",
             time(20_000) {
                 let serial = keyctl_search(KEY_SPEC_PROCESS_KEYRING, "user", description, 0)
                 _ = keyctl_read(Int32(truncatingIfNeeded: serial), &buffer, buffer.count)
-            }))
+            }
+        ))
     let serial = Int32(truncatingIfNeeded: keyctl_search(KEY_SPEC_PROCESS_KEYRING, "user", description, 0))
     guard serial > 0 else { throw KeychainError(code: .param, message: "keyctl_search found nothing") }
     rows.append(("keyctl_read alone (C)", time(20_000) { _ = keyctl_read(serial, &buffer, buffer.count) }))
@@ -114,7 +116,8 @@ guard getuid() == 0 else { fail("must run as root (it starts arcad and creates a
 var exe = [CChar](repeating: 0, count: 4096)
 guard readlink("/proc/self/exe", &exe, exe.count - 1) > 0 else { fail("cannot find myself") }
 let selfPath = String(cString: exe)
-let arcadPath = getenv("ARCAD").map { String(cString: $0) }
+let arcadPath =
+    getenv("ARCAD").map { String(cString: $0) }
     ?? String(selfPath[..<(selfPath.lastIndex(of: "/") ?? selfPath.startIndex)]) + "/arcad"
 guard access(arcadPath, X_OK) == 0 else {
     fail("no arcad at \(arcadPath) (build it: swift build -c release --product arcad)")
@@ -202,7 +205,9 @@ if spawn(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", userName]) == 0, let
             asUser[String(fields[0])] = (median, p90)
         }
     }
-    if status != 0 { try? FileDescriptor.standardError.writeAll("bench-api: the run as \(userName) failed (status \(status))\n") }
+    if status != 0 {
+        try? FileDescriptor.standardError.writeAll("bench-api: the run as \(userName) failed (status \(status))\n")
+    }
 }
 cleanUp()
 

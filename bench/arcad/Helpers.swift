@@ -78,7 +78,8 @@ private func helperKDF(_ arguments: [String]) -> Never {
         }
         samples.sort()
         func us(_ q: Double) -> Int { Int((samples[min(runs - 1, Int(Double(runs) * q))] * 1e6).rounded()) }
-        print("ops \(wire.opsLimit) memory \(wire.memoryLimit) median_us \(us(0.5)) p10_us \(us(0.1)) p90_us \(us(0.9))")
+        print(
+            "ops \(wire.opsLimit) memory \(wire.memoryLimit) median_us \(us(0.5)) p10_us \(us(0.1)) p90_us \(us(0.9))")
         exit(0)
     } catch {
         helperFail("kdf: \(error)")

@@ -20,9 +20,10 @@ private struct PAMConversation {
     var appdata: UnsafeMutableRawPointer?
 }
 
-private typealias PAMStart = @convention(c) (
-    UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeRawPointer?, UnsafeMutablePointer<OpaquePointer?>?
-) -> Int32
+private typealias PAMStart =
+    @convention(c) (
+        UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeRawPointer?, UnsafeMutablePointer<OpaquePointer?>?
+    ) -> Int32
 private typealias PAMStep = @convention(c) (OpaquePointer?, Int32) -> Int32
 
 func pamPairsMain(_ arguments: [String]) -> Never {
@@ -36,7 +37,9 @@ func pamPairsMain(_ arguments: [String]) -> Never {
     var kdf: KDFParameters?
     if arguments.count == 5 {
         guard let uid = UInt32(arguments[4]) else { fail("bad uid") }
-        guard let reply = try? ArcadClient(path: arguments[3], timeoutMilliseconds: 30_000).send(.kdfParameters(uid: uid)),
+        guard
+            let reply = try? ArcadClient(path: arguments[3], timeoutMilliseconds: 30_000).send(
+                .kdfParameters(uid: uid)),
             case .kdfParameters(let wire?) = reply
         else { fail("no KDF parameters from arcad for \(uid)") }
         kdf = KDFParameters(opsLimit: wire.opsLimit, memoryLimit: Int(wire.memoryLimit), salt: wire.salt)
@@ -64,8 +67,13 @@ func pamPairsMain(_ arguments: [String]) -> Never {
             fail("KDF: \(error)")
         }
     }
-    var txn: [Double] = [], kdfs: [Double] = [], diffs: [Double] = [], auths: [Double] = [], rests: [Double] = []
-    var opens: [Double] = [], closes: [Double] = []
+    var txn: [Double] = []
+    var kdfs: [Double] = []
+    var diffs: [Double] = []
+    var auths: [Double] = []
+    var rests: [Double] = []
+    var opens: [Double] = []
+    var closes: [Double] = []
     for i in 0..<(count + 1) {  // the first pair warms up and is dropped
         let before = i % 2 == 0 ? derive() : 0
         var handle: OpaquePointer?
@@ -96,8 +104,9 @@ func pamPairsMain(_ arguments: [String]) -> Never {
         let sorted = values.sorted()
         return Int((sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] * 1e6).rounded())
     }
-    print("txn \(q(txn, 0.5)) kdf \(q(kdfs, 0.5)) diff \(q(diffs, 0.5)) diff_p10 \(q(diffs, 0.1))"
-          + " diff_p90 \(q(diffs, 0.9)) auth \(q(auths, 0.5)) rest \(q(rests, 0.5))"
-          + " open \(q(opens, 0.5)) close \(q(closes, 0.5))")
+    print(
+        "txn \(q(txn, 0.5)) kdf \(q(kdfs, 0.5)) diff \(q(diffs, 0.5)) diff_p10 \(q(diffs, 0.1))"
+            + " diff_p90 \(q(diffs, 0.9)) auth \(q(auths, 0.5)) rest \(q(rests, 0.5))"
+            + " open \(q(opens, 0.5)) close \(q(closes, 0.5))")
     exit(0)
 }

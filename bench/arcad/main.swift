@@ -36,7 +36,8 @@ try FileManager.default.createDirectory(atPath: work, withIntermediateDirectorie
 let socketPath = work + "/arcad.sock"
 let arcad = Process()
 arcad.executableURL = URL(fileURLWithPath: arcadPath)
-arcad.arguments = ["--foreground", "--config", "/dev/null", "--state-dir", work + "/state", "--socket", socketPath]
+arcad.arguments =
+    ["--foreground", "--config", "/dev/null", "--state-dir", work + "/state", "--socket", socketPath]
     + (logPath == nil ? [] : ["--verbose"])
 if let logPath { FileManager.default.createFile(atPath: logPath, contents: nil) }
 arcad.standardError = FileHandle(forWritingAtPath: logPath ?? "/dev/null")
@@ -60,15 +61,19 @@ defer {}
 
 @Sendable func addRequest(_ uid: UInt32, _ n: Int) -> Request {
     let secret = Array(String(format: "secret-%06d-", n).utf8) + [UInt8](repeating: 0x61, count: 50)
-    return .add(AddRequest(vault: .user(uid: uid), itemClass: .genericPassword,
-                           attributes: [.service: .string("bench"), .account: .string("acct\(n)")],
-                           secret: Array(secret.prefix(64))))
+    return .add(
+        AddRequest(
+            vault: .user(uid: uid), itemClass: .genericPassword,
+            attributes: [.service: .string("bench"), .account: .string("acct\(n)")],
+            secret: Array(secret.prefix(64))))
 }
 
 @Sendable func getRequest(_ uid: UInt32, _ n: Int) -> Request {
-    .copyMatching(vault: .user(uid: uid), query: Query(
-        itemClass: .genericPassword, attributes: [.service: .string("bench"), .account: .string("acct\(n)")],
-        returnFlags: .data))
+    .copyMatching(
+        vault: .user(uid: uid),
+        query: Query(
+            itemClass: .genericPassword, attributes: [.service: .string("bench"), .account: .string("acct\(n)")],
+            returnFlags: .data))
 }
 
 func percentile(_ samples: [Double], _ p: Double) -> Double {
@@ -76,11 +81,18 @@ func percentile(_ samples: [Double], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
-struct Run { let label: String; let requests: Int; let seconds: Double; let latencies: [Double] }
+struct Run {
+    let label: String
+    let requests: Int
+    let seconds: Double
+    let latencies: [Double]
+}
 
 /// `clients` threads, each on its own connection (and user), each sending `perClient` requests.
-func measure(_ label: String, clients: Int, perClient: Int, fresh: Bool = false,
-             _ request: @escaping @Sendable (Int, Int) -> Request) -> Run {
+func measure(
+    _ label: String, clients: Int, perClient: Int, fresh: Bool = false,
+    _ request: @escaping @Sendable (Int, Int) -> Request
+) -> Run {
     let collected = Collected()
     let group = DispatchGroup()
     let start = Clock.monotonicSeconds()
@@ -102,48 +114,68 @@ func measure(_ label: String, clients: Int, perClient: Int, fresh: Bool = false,
         }.start()
     }
     group.wait()
-    return Run(label: label, requests: clients * perClient, seconds: Clock.monotonicSeconds() - start,
-               latencies: collected.all)
+    return Run(
+        label: label, requests: clients * perClient, seconds: Clock.monotonicSeconds() - start,
+        latencies: collected.all)
 }
 
 final class Collected: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Double] = []
-    func append(_ more: [Double]) { lock.lock(); values += more; lock.unlock() }
-    var all: [Double] { lock.lock(); defer { lock.unlock() }; return values }
+    func append(_ more: [Double]) {
+        lock.lock()
+        values += more
+        lock.unlock()
+    }
+    var all: [Double] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
+    }
 }
 
 // Enroll the users with one derived key (64 MiB, 1 pass: the cost is not what is measured here).
 let parameters = KeyDerivationParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: Array("bench-arcad-salt".utf8))
 let password = try Array("bench".utf8).withUnsafeBytes { try SecretBytes(copying: $0) }
-let key = try Argon2id.deriveKey(password: password, parameters: KDFParameters(
-    opsLimit: 1, memoryLimit: 64 << 20, salt: parameters.salt)).withUnsafeBytes { Array($0) }
+let key = try Argon2id.deriveKey(
+    password: password,
+    parameters: KDFParameters(
+        opsLimit: 1, memoryLimit: 64 << 20, salt: parameters.salt)
+).withUnsafeBytes { Array($0) }
 let setup = connect()
 for uid in users { expectOK(try setup.send(.enroll(uid: uid, key: key, parameters: parameters))) }
 
 var runs: [Run] = []
 // Load: user 1's 1,000 items with one client (the add figure), then the others with 8.
-runs.append(measure("add, 1 client (vault 0 → \(itemsPerUser) items)", clients: 1, perClient: itemsPerUser) { _, i in
-    addRequest(users[0], i)
-})
+runs.append(
+    measure("add, 1 client (vault 0 → \(itemsPerUser) items)", clients: 1, perClient: itemsPerUser) { _, i in
+        addRequest(users[0], i)
+    })
 let loadRest = measure("add, 9 clients (load the other users)", clients: 9, perClient: itemsPerUser) { c, i in
     addRequest(users[c + 1], i)
 }
-runs.append(Run(label: "add, 9 clients (9 vaults 0 → \(itemsPerUser) items)", requests: loadRest.requests,
-                seconds: loadRest.seconds, latencies: loadRest.latencies))
-runs.append(measure("status, 1 client (socket round-trip floor)", clients: 1, perClient: 5_000) { _, _ in
-    .status(uid: users[0])
-})
-runs.append(measure("get, 1 client", clients: 1, perClient: 5_000) { _, i in getRequest(users[0], (i * 7919) % itemsPerUser) })
-runs.append(measure("get, 8 clients (8 users)", clients: 8, perClient: 2_500) { c, i in
-    getRequest(users[c], (i * 7919) % itemsPerUser)
-})
-runs.append(measure("get, 1 client, new connection each", clients: 1, perClient: 2_000, fresh: true) { _, i in
-    getRequest(users[0], (i * 104_729) % itemsPerUser)
-})
-runs.append(measure("add, 8 clients (8 vaults, +250 items each)", clients: 8, perClient: 250) { c, i in
-    addRequest(users[c], itemsPerUser + i)
-})
+runs.append(
+    Run(
+        label: "add, 9 clients (9 vaults 0 → \(itemsPerUser) items)", requests: loadRest.requests,
+        seconds: loadRest.seconds, latencies: loadRest.latencies))
+runs.append(
+    measure("status, 1 client (socket round-trip floor)", clients: 1, perClient: 5_000) { _, _ in
+        .status(uid: users[0])
+    })
+runs.append(
+    measure("get, 1 client", clients: 1, perClient: 5_000) { _, i in getRequest(users[0], (i * 7919) % itemsPerUser) })
+runs.append(
+    measure("get, 8 clients (8 users)", clients: 8, perClient: 2_500) { c, i in
+        getRequest(users[c], (i * 7919) % itemsPerUser)
+    })
+runs.append(
+    measure("get, 1 client, new connection each", clients: 1, perClient: 2_000, fresh: true) { _, i in
+        getRequest(users[0], (i * 104_729) % itemsPerUser)
+    })
+runs.append(
+    measure("add, 8 clients (8 vaults, +250 items each)", clients: 8, perClient: 250) { c, i in
+        addRequest(users[c], itemsPerUser + i)
+    })
 
 let status = (try? String(contentsOfFile: "/proc/\(arcad.processIdentifier)/status", encoding: .utf8)) ?? ""
 func field(_ name: String) -> String {
@@ -165,17 +197,20 @@ print("arcad over its socket (release build, \(users.count) users × \(itemsPerU
 print(pad("workload", 44) + pad("requests/s", 12) + pad("p50", 10) + pad("p99", 10) + "target")
 for r in runs {
     let target = r.label.hasPrefix("get, 1 client") && !r.label.contains("new connection") ? "p50 ≤ 100 µs" : ""
-    print(pad(r.label, 44) + pad(String(format: "%.0f", Double(r.requests) / r.seconds), 12)
-          + pad(us(percentile(r.latencies, 0.5)), 10) + pad(us(percentile(r.latencies, 0.99)), 10) + target)
+    print(
+        pad(r.label, 44) + pad(String(format: "%.0f", Double(r.requests) / r.seconds), 12)
+            + pad(us(percentile(r.latencies, 0.5)), 10) + pad(us(percentile(r.latencies, 0.99)), 10) + target)
 }
 print("")
 let environment = ProcessInfo.processInfo.environment
-let peerRSS = environment["BENCH_ARCAD_PEER_RSS"]
+let peerRSS =
+    environment["BENCH_ARCAD_PEER_RSS"]
     ?? "not measured (bench/arcad/run.sh measures it; the issue quotes 18 MB)"
 let peerHWM = environment["BENCH_ARCAD_PEER_HWM"] ?? "-"
 let peerLabel = environment["BENCH_ARCAD_PEER_LABEL"] ?? "1 user × 1,000 items"
-print(pad("memory", 44) + pad("arcad, \(users.count) users × \(itemsPerUser) items", 30)
-      + "gnome-keyring-daemon, \(peerLabel)")
+print(
+    pad("memory", 44) + pad("arcad, \(users.count) users × \(itemsPerUser) items", 30)
+        + "gnome-keyring-daemon, \(peerLabel)")
 print(pad("RSS (VmRSS)", 44) + pad(mib(field("VmRSS")), 30) + peerRSS)
 print(pad("peak RSS (VmHWM)", 44) + pad(mib(field("VmHWM")), 30) + peerHWM)
 print("target: arcad RSS ≤ 30 MB")

@@ -30,7 +30,8 @@ func usage(_ pid: Int32) -> (cpu: Double, rssKiB: Int) {
     let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
     let ticks = fields.count > 13 ? (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0) : 0
     let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+    let rss =
+        status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
         .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
     return (ticks / 100, rss)
 }
@@ -54,10 +55,26 @@ final class Results: @unchecked Sendable {
     var applied: [Double] = []
     var errors: [String] = []
     var restarts = 0
-    func add(_ time: Double) { lock.lock(); applied.append(time); lock.unlock() }
-    func restarted() { lock.lock(); restarts += 1; lock.unlock() }
-    func fail(_ text: String) { lock.lock(); errors.append(text); lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return applied.count + errors.count }
+    func add(_ time: Double) {
+        lock.lock()
+        applied.append(time)
+        lock.unlock()
+    }
+    func restarted() {
+        lock.lock()
+        restarts += 1
+        lock.unlock()
+    }
+    func fail(_ text: String) {
+        lock.lock()
+        errors.append(text)
+        lock.unlock()
+    }
+    var count: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return applied.count + errors.count
+    }
 }
 
 /// One simulated host, as the agent loop does it: read the manifest, apply what it lists
@@ -97,7 +114,10 @@ func watcher(
             var event = EtcdWatchEvent.idle
             while event == .idle && now() < deadline { event = watch.next(timeoutMilliseconds: 1000) }
             watch.cancel()
-            if case .ended = event { results.restarted(); Thread.sleep(forTimeInterval: 0.2) }
+            if case .ended = event {
+                results.restarted()
+                Thread.sleep(forTimeInterval: 0.2)
+            }
         } catch {
             // etcd busy or electing a leader: the agent retries at its next pass, so does this.
             results.restarted()
@@ -119,7 +139,9 @@ do {
     let names = (0..<arguments.hosts).map { "sim\($0)" }
     let keys = try names.map { _ in try HostKeys(stored: try HostKeys.generateStored()) }
     let joins = try zip(names, keys).map { name, host in
-        EtcdWrite.put(layout.join(name), try SignedRecord.sign(host.joinRecord(host: name), kind: .join, seed: host.signSeed).encoded())
+        EtcdWrite.put(
+            layout.join(name),
+            try SignedRecord.sign(host.joinRecord(host: name), kind: .join, seed: host.signSeed).encoded())
     }
     for start in stride(from: 0, to: joins.count, by: 100) {
         _ = try etcd.transaction([], Array(joins[start..<min(start + 100, joins.count)]))
@@ -134,8 +156,9 @@ do {
     for (name, host) in zip(names, keys) {
         ready.enter()
         let thread = Thread {
-            watcher(name: name, keys: host, admin: pinned, layout: layout, etcd: etcd, expected: "fan-out-secret",
-                    results: results, ready: ready)
+            watcher(
+                name: name, keys: host, admin: pinned, layout: layout, etcd: etcd, expected: "fan-out-secret",
+                results: results, ready: ready)
         }
         thread.stackSize = 1 << 20
         thread.start()
@@ -152,7 +175,8 @@ do {
     var bytes = Array("fan-out-secret".utf8)
     let secret = try SecretBytes(consuming: &bytes)
     let t0 = now()
-    _ = try admin.put(service: "bench", account: "fan", group: "fan", grants: FleetGrants(), secret: secret, rotate: false)
+    _ = try admin.put(
+        service: "bench", account: "fan", group: "fan", grants: FleetGrants(), secret: secret, rotate: false)
     let written = now() - t0
     while results.count < names.count && now() - t0 < 180 { Thread.sleep(forTimeInterval: 0.05) }
     let after = arguments.etcdPids.map(usage)
@@ -162,13 +186,19 @@ do {
         times.isEmpty ? "-" : String(format: "%.2f s", times[min(times.count - 1, Int(Double(times.count) * p))])
     }
     print("put (1 item + \(names.count) manifests, one transaction): \(String(format: "%.2f", written)) s")
-    print("applied by \(times.count)/\(names.count) watchers: p50 \(pct(0.5)), p90 \(pct(0.9)), all \(pct(1.0)) after the put started")
+    print(
+        "applied by \(times.count)/\(names.count) watchers: p50 \(pct(0.5)), p90 \(pct(0.9)), all \(pct(1.0)) after the put started"
+    )
     print("watches or reads that failed (no leader, leader changed) and were retried: \(results.restarts)")
     if !results.errors.isEmpty { print("errors: \(results.errors.prefix(3)) (\(results.errors.count))") }
-    print(String(format: "etcd (3 members) while %d watchers wait: CPU %.2f s over %.0f s; RSS %@ MiB",
-                 names.count, idleCPU, idleSeconds, idle.map { String($0.rssKiB / 1024) }.joined(separator: " + ")))
-    print(String(format: "etcd CPU during the change: %.2f s; watchers' etcdctl children: %d MiB RSS in all",
-                 changeCPU, watcherRSS / 1024))
+    print(
+        String(
+            format: "etcd (3 members) while %d watchers wait: CPU %.2f s over %.0f s; RSS %@ MiB",
+            names.count, idleCPU, idleSeconds, idle.map { String($0.rssKiB / 1024) }.joined(separator: " + ")))
+    print(
+        String(
+            format: "etcd CPU during the change: %.2f s; watchers' etcdctl children: %d MiB RSS in all",
+            changeCPU, watcherRSS / 1024))
 } catch {
     print("bench-fleet: \(error)")
     exit(1)

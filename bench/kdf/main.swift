@@ -64,14 +64,21 @@ guard sodium_init() >= 0 else { fatalError("libsodium unavailable") }
 // Self-check the PBKDF2 peer against a known value (Python hashlib, 2 iterations).
 let check = pbkdf2SHA512(password: Array("password".utf8), salt: Array("salt".utf8), iterations: 2)
 let expected = "e1d9c16aa681708a45f5c7c4e215ceb66e011a2e9f0040713f18aefdb866d53c"
-guard check.prefix(32).map({ String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) })
-    .joined() == expected else { fatalError("PBKDF2 peer self-check failed") }
+guard
+    check.prefix(32).map({ String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) })
+        .joined() == expected
+else { fatalError("PBKDF2 peer self-check failed") }
 
 let password = Array("correct horse battery staple".utf8)
 let salt = SecureRandom.bytes(count: 16)
 let secret = try password.withUnsafeBytes { try SecretBytes(copying: $0) }
 
-struct Row { let name: String; let params: String; let seconds: Double; let memory: Int }
+struct Row {
+    let name: String
+    let params: String
+    let seconds: Double
+    let memory: Int
+}
 var rows: [Row] = []
 
 for rounds in [1_000, 4_000] {
@@ -83,15 +90,19 @@ rows.append(Row(name: "KWallet", params: "PBKDF2-SHA512 x 50000", seconds: tk, m
 
 let homed = try Argon2id.calibrate(targetSeconds: 0.5, memoryCeiling: 64 << 20)
 let th = try median(5) { _ = try Argon2id.deriveKey(password: secret, parameters: homed) }
-rows.append(Row(name: "systemd-homed", params: "Argon2id t=\(homed.opsLimit) m=64 MiB", seconds: th,
-                memory: homed.memoryLimit))
+rows.append(
+    Row(
+        name: "systemd-homed", params: "Argon2id t=\(homed.opsLimit) m=64 MiB", seconds: th,
+        memory: homed.memoryLimit))
 
 let calibrationStart = Clock.monotonicSeconds()
 let arca = try Argon2id.calibrate()
 let calibrationTime = Clock.monotonicSeconds() - calibrationStart
 let ta = try median(5) { _ = try Argon2id.deriveKey(password: secret, parameters: arca) }
-rows.append(Row(name: "Arca (default)", params: "Argon2id t=\(arca.opsLimit) m=\(arca.memoryLimit >> 20) MiB",
-                seconds: ta, memory: arca.memoryLimit))
+rows.append(
+    Row(
+        name: "Arca (default)", params: "Argon2id t=\(arca.opsLimit) m=\(arca.memoryLimit >> 20) MiB",
+        seconds: ta, memory: arca.memoryLimit))
 
 func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
 func fmt(_ x: Double, _ digits: Int = 1) -> String {
@@ -101,16 +112,20 @@ func fmt(_ x: Double, _ digits: Int = 1) -> String {
 }
 
 let gpuMemory = 24 << 30  // a 24 GiB GPU: how many guesses fit in memory at once
-print("Password -> key, one guess, on this machine (\(Argon2id.physicalMemory() >> 30) GiB RAM; Arca's calibration took \(fmt(calibrationTime, 2)) s)")
-print(pad("store", 16) + pad("derivation", 28) + pad("time/guess", 13) + pad("memory/guess", 14)
-      + pad("guesses/s/core", 16) + pad("Arca cost x", 13) + "parallel guesses in 24 GiB")
+print(
+    "Password -> key, one guess, on this machine (\(Argon2id.physicalMemory() >> 30) GiB RAM; Arca's calibration took \(fmt(calibrationTime, 2)) s)"
+)
+print(
+    pad("store", 16) + pad("derivation", 28) + pad("time/guess", 13) + pad("memory/guess", 14)
+        + pad("guesses/s/core", 16) + pad("Arca cost x", 13) + "parallel guesses in 24 GiB")
 for r in rows {
     let perSecond = 1 / r.seconds
     let ratio = ta / r.seconds
     let parallel = r.memory == 0 ? "unbounded (memoryless)" : String(gpuMemory / r.memory)
-    print(pad(r.name, 16) + pad(r.params, 28) + pad(fmt(r.seconds * 1000, 2) + " ms", 13)
-          + pad(r.memory == 0 ? "< 1 KiB" : "\(r.memory >> 20) MiB", 14)
-          + pad(fmt(perSecond, 0), 16) + pad(fmt(ratio, 1), 13) + parallel)
+    print(
+        pad(r.name, 16) + pad(r.params, 28) + pad(fmt(r.seconds * 1000, 2) + " ms", 13)
+            + pad(r.memory == 0 ? "< 1 KiB" : "\(r.memory >> 20) MiB", 14)
+            + pad(fmt(perSecond, 0), 16) + pad(fmt(ratio, 1), 13) + parallel)
 }
 print("'Arca cost x' = Arca's CPU time per guess / the store's; memory-hardness multiplies it again on GPUs and ASICs.")
 print("peak RSS of this run: \(maxRSSKiB() >> 10) MiB (Argon2id memory is allocated per derivation)")

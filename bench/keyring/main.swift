@@ -24,9 +24,10 @@ func now() -> Double { Clock.monotonicSeconds() }
 
 func procKeys() -> Set<Int32> {
     guard let text = try? String(contentsOfFile: "/proc/keys", encoding: .utf8) else { return [] }
-    return Set(text.split(separator: "\n").compactMap { line in
-        line.split(separator: " ").first.flatMap { UInt32($0, radix: 16) }.map { Int32(bitPattern: $0) }
-    })
+    return Set(
+        text.split(separator: "\n").compactMap { line in
+            line.split(separator: " ").first.flatMap { UInt32($0, radix: 16) }.map { Int32(bitPattern: $0) }
+        })
 }
 
 guard getuid() == 0 else {
@@ -213,27 +214,35 @@ func runBench() throws {
     let pad = { (s: String) in s.padding(toLength: 46, withPad: " ", startingAt: 0) }
     print("kernel keyring bench (median; reads over \(rounds) rounds)")
     print(pad("measurement") + "      Arca      peer / target")
-    print(pad("install 1,000 items (build + swap into @u)") + ms(median(installs))
-        + "   raw C add_key+setperm ×1,000 \(ms(median(rawInstalls)).trimmingCharacters(in: .whitespaces)); target ≤ 20 ms")
+    print(
+        pad("install 1,000 items (build + swap into @u)") + ms(median(installs))
+            + "   raw C add_key+setperm ×1,000 \(ms(median(rawInstalls)).trimmingCharacters(in: .whitespaces)); target ≤ 20 ms"
+    )
     print(pad("replace 1,000 by 1,000 (+ invalidate old)") + ms(median(replaces)))
     print(pad("lock 1,000 items: syscalls") + ms(median(lockCalls)) + "   target ≤ 10 ms")
     print(pad("lock 1,000 items: gone from /proc/keys") + ms(median(lockGone)))
     print(pad("  of which: child with the user's real uid") + ms(median(switches)))
-    print(pad("read one item, into a SecretBytes buffer") + us(median(libraryInto))
-        + "   raw C keyctl_search+keyctl_read \(us(rawMedian).trimmingCharacters(in: .whitespaces))"
-        + String(format: " (%.2f×, target ≤ 1.5×)", median(libraryInto) / rawMedian))
-    print(pad("read one item, into new SecretBytes") + us(median(libraryAlloc))
-        + String(format: "   (%.2f× raw; sodium_malloc + mlock per secret)", median(libraryAlloc) / rawMedian))
+    print(
+        pad("read one item, into a SecretBytes buffer") + us(median(libraryInto))
+            + "   raw C keyctl_search+keyctl_read \(us(rawMedian).trimmingCharacters(in: .whitespaces))"
+            + String(format: " (%.2f×, target ≤ 1.5×)", median(libraryInto) / rawMedian))
+    print(
+        pad("read one item, into new SecretBytes") + us(median(libraryAlloc))
+            + String(format: "   (%.2f× raw; sodium_malloc + mlock per secret)", median(libraryAlloc) / rawMedian))
     print(pad("whole process: keyctl pipe <id>") + us(median(prints)) + "   (floor for a CLI read)")
-    print(pad("lock 1,000 items while another uid floods") + ms(median(floodedLocks))
-        + "   max \(ms(floodedLocks.max() ?? 0).trimmingCharacters(in: .whitespaces)), "
-        + "\(floodPuts.load(ordering: .relaxed)) flood puts meanwhile; unflooded \(ms(median(lockCalls)).trimmingCharacters(in: .whitespaces))")
-    print(pad("one uid at its budget (32 KB items)") + String(format: "%8d of", filled.loaded)
-        + " 200 loaded (budget \(layout.budget.bytesPerUser) bytes, \(layout.budget.keysPerUser) keys)")
+    print(
+        pad("lock 1,000 items while another uid floods") + ms(median(floodedLocks))
+            + "   max \(ms(floodedLocks.max() ?? 0).trimmingCharacters(in: .whitespaces)), "
+            + "\(floodPuts.load(ordering: .relaxed)) flood puts meanwhile; unflooded \(ms(median(lockCalls)).trimmingCharacters(in: .whitespaces))"
+    )
+    print(
+        pad("one uid at its budget (32 KB items)") + String(format: "%8d of", filled.loaded)
+            + " 200 loaded (budget \(layout.budget.bytesPerUser) bytes, \(layout.budget.keysPerUser) keys)")
     let headroomOK = root.headroomBytes > reserveBytes && root.headroomKeys > reserveKeys
-    print(pad("root's quota headroom after that") + String(format: "%8d B", root.headroomBytes)
-        + ", \(root.headroomKeys) keys; reserve \(reserveBytes) B, \(reserveKeys) keys: "
-        + (headroomOK ? "above the reserve" : "BELOW THE RESERVE"))
+    print(
+        pad("root's quota headroom after that") + String(format: "%8d B", root.headroomBytes)
+            + ", \(root.headroomKeys) keys; reserve \(reserveBytes) B, \(reserveKeys) keys: "
+            + (headroomOK ? "above the reserve" : "BELOW THE RESERVE"))
 }
 
 do {

@@ -2,7 +2,7 @@ import ArcaProtocol
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A few open connections to one arcad socket, shared by every ``Keychain``

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reading and writing a backup file as the user who runs `arca` (arcad never writes into a

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The calls a hand-over makes (``HandOver``: `arca fleet`, `arca import --from secret-service`).

@@ -2,7 +2,7 @@ import ArcaSystem
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A pool of mlocked slots for small secrets.
@@ -84,7 +84,8 @@ enum SecurePool {
     /// corresponding C functions are `mmap`, `mlock` and `madvise(MADV_DONTDUMP)`.
     private static func mapChunk(_ chunkSize: Int) -> UnsafeMutableRawPointer? {
         guard let raw = mmap(nil, chunkSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              raw != MAP_FAILED else { return nil }
+            raw != MAP_FAILED
+        else { return nil }
         guard mlock(raw, chunkSize) == 0 else {
             munmap(raw, chunkSize)
             return nil

@@ -1,7 +1,7 @@
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What `fstat`/`lstat` say about a file, as much as arcad's checks need.

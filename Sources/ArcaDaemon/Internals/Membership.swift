@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Unix users and groups, from NSS (so LDAP and systemd's dynamic users count too).
@@ -50,7 +50,9 @@ enum Membership {
         return buffer.withUnsafeMutableBufferPointer { raw -> UInt32? in
             var pw = passwd()
             var found: UnsafeMutablePointer<passwd>?
-            guard let base = raw.baseAddress, getpwnam_r(name, &pw, base, raw.count, &found) == 0, found != nil else { return nil }
+            guard let base = raw.baseAddress, getpwnam_r(name, &pw, base, raw.count, &found) == 0, found != nil else {
+                return nil
+            }
             return pw.pw_uid
         }
     }

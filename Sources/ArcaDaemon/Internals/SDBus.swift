@@ -1,7 +1,7 @@
 import CSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failed sd-bus call: the negative errno sd-bus returned, and the D-Bus
@@ -57,12 +57,14 @@ final class SDBusConnection {
     /// for `takeSignals()`. The corresponding C function is `sd_bus_add_match`.
     func addMatch(_ rule: String) throws(SDBusError) {
         let userdata = Unmanaged.passUnretained(inbox).toOpaque()
-        let r = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
-            guard let message, let userdata else { return 0 }
-            let inbox = Unmanaged<Inbox>.fromOpaque(userdata).takeUnretainedValue()
-            inbox.messages.append(SDBusMessage(retaining: message))
-            return 0
-        }, userdata)
+        let r = sd_bus_add_match(
+            bus, nil, rule,
+            { message, userdata, _ in
+                guard let message, let userdata else { return 0 }
+                let inbox = Unmanaged<Inbox>.fromOpaque(userdata).takeUnretainedValue()
+                inbox.messages.append(SDBusMessage(retaining: message))
+                return 0
+            }, userdata)
         guard r >= 0 else { throw SDBusError(call: "sd_bus_add_match \(rule)", errno: -r, name: nil) }
     }
 

@@ -2,7 +2,7 @@ import ArcaProtocol
 import ArcaSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failed system call of arcad's: ArcaSystem's ``Errno`` with the call's name,

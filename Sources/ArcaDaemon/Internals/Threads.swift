@@ -1,6 +1,7 @@
 import ArcaSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts detached threads. arcad serves each connection on its own thread, so
@@ -21,12 +22,14 @@ enum Threads {
         pthread_attr_setstacksize(&attributes, 512 * 1024)
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, &attributes, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            box.body()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, &attributes,
+            { raw in
+                guard let raw else { return nil }
+                let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+                box.body()
+                return nil
+            }, context)
         if rc != 0 {
             Unmanaged<Box>.fromOpaque(context).release()
             throw SystemError(call: "pthread_create", errno: Errno(rawValue: rc))

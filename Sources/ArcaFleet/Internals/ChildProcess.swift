@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child process with pipes on stdin, stdout and stderr (posix_spawn), for etcdctl.
@@ -15,7 +15,9 @@ final class ChildProcess {
 
     /// Starts `path` with `arguments`, writes `input` to its stdin and closes it.
     init(path: String, arguments: [String], input: [UInt8]) throws(FleetError) {
-        var inPipe: [Int32] = [-1, -1], outPipe: [Int32] = [-1, -1], errPipe: [Int32] = [-1, -1]
+        var inPipe: [Int32] = [-1, -1]
+        var outPipe: [Int32] = [-1, -1]
+        var errPipe: [Int32] = [-1, -1]
         guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else {
             throw .etcd("pipe: \(String(cString: strerror(errno)))")
         }
@@ -38,7 +40,9 @@ final class ChildProcess {
         close(outPipe[1])
         close(errPipe[1])
         guard status == 0 else {
-            close(inPipe[1]); close(outPipe[0]); close(errPipe[0])
+            close(inPipe[1])
+            close(outPipe[0])
+            close(errPipe[0])
             throw .etcd("cannot run \(path): \(String(cString: strerror(status)))")
         }
         pid = child
@@ -49,14 +53,20 @@ final class ChildProcess {
         var offset = 0
         while offset < input.count {
             let n = input.withUnsafeBytes { write(inPipe[1], $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n < 0 { if errno == EINTR { continue }; break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                break
+            }
             offset += n
         }
         close(inPipe[1])
     }
 
     deinit {
-        if reaped == nil { kill(pid, SIGKILL); _ = waitForExit() }
+        if reaped == nil {
+            kill(pid, SIGKILL)
+            _ = waitForExit()
+        }
         if stdoutFD >= 0 { close(stdoutFD) }
         if stderrFD >= 0 { close(stderrFD) }
     }
@@ -88,7 +98,10 @@ final class ChildProcess {
             var fds = [pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)]
             if stderrFD >= 0 { fds.append(pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)) }
             let ready = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
-            if ready < 0 { if errno == EINTR { continue }; return nil }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
             if ready == 0 { return [] }
             if fds.count > 1, fds[1].revents != 0 { drain(&stderrFD, into: &errorText) }
             if fds[0].revents != 0 { drain(&stdoutFD, into: &buffered) }
@@ -101,7 +114,10 @@ final class ChildProcess {
     private func drain(_ fd: inout Int32, into buffer: inout [UInt8]) {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n > 0 { buffer += chunk[..<n]; return }
+        if n > 0 {
+            buffer += chunk[..<n]
+            return
+        }
         if n < 0, errno == EINTR || errno == EAGAIN { return }
         close(fd)
         fd = -1

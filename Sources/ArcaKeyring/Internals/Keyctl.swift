@@ -2,9 +2,9 @@ import ArcaCrypto
 import CKeyutils
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// One thin wrapper per libkeyutils call, in the manner of swift-system's
@@ -35,7 +35,9 @@ enum Keyctl {
     static func addKey(type: String, description: String, secret: SecretBytes?, keyring: Int32)
         throws(KeyringErrno) -> Int32
     {
-        guard let secret else { return try addKey(type: type, description: description, payload: nil, keyring: keyring) }
+        guard let secret else {
+            return try addKey(type: type, description: description, payload: nil, keyring: keyring)
+        }
         return try secret.withUnsafeBytes { bytes in
             Result { () throws(KeyringErrno) -> Int32 in
                 try addKey(type: type, description: description, payload: bytes, keyring: keyring)

@@ -2,7 +2,7 @@ import ArcaCrypto
 import CPAM
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The ``PAMContext`` over a real `pam_handle_t`. This is the only file of the

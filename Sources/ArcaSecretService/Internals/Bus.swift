@@ -1,7 +1,7 @@
 import CSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failed sd-bus call: the function and the errno it returned.
@@ -68,19 +68,23 @@ final class BusConnection {
     /// Calls `body` with every method call to `prefix` or below (replied to by
     /// `body`). The corresponding C function is `sd_bus_add_fallback`.
     func addFallback(_ prefix: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
-        let r = sd_bus_add_fallback(bus, nil, prefix, { message, userdata, _ in
-            BusConnection.dispatch(message, userdata)
-            return 1
-        }, retain(body))
+        let r = sd_bus_add_fallback(
+            bus, nil, prefix,
+            { message, userdata, _ in
+                BusConnection.dispatch(message, userdata)
+                return 1
+            }, retain(body))
         guard r >= 0 else { throw BusError(call: "sd_bus_add_fallback \(prefix)", errno: -r, name: nil) }
     }
 
     /// Calls `body` with every message matching `rule`. The corresponding C function is `sd_bus_add_match`.
     func addMatch(_ rule: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
-        let r = sd_bus_add_match(bus, nil, rule, { message, userdata, _ in
-            BusConnection.dispatch(message, userdata)
-            return 0
-        }, retain(body))
+        let r = sd_bus_add_match(
+            bus, nil, rule,
+            { message, userdata, _ in
+                BusConnection.dispatch(message, userdata)
+                return 0
+            }, retain(body))
         guard r >= 0 else { throw BusError(call: "sd_bus_add_match \(rule)", errno: -r, name: nil) }
     }
 
@@ -143,12 +147,14 @@ final class BusConnection {
         }
         // Released by the callback, which sd-bus calls exactly once (floating slot).
         let box = Unmanaged.passRetained(HandlerBox(done)).toOpaque()
-        r = sd_bus_call_async(bus, nil, request, { message, userdata, _ in
-            guard let userdata else { return 0 }
-            let handler = Unmanaged<HandlerBox>.fromOpaque(userdata).takeRetainedValue()
-            if let message { handler.body(BusMessage(borrowing: message)) }
-            return 0
-        }, box, 25_000_000)
+        r = sd_bus_call_async(
+            bus, nil, request,
+            { message, userdata, _ in
+                guard let userdata else { return 0 }
+                let handler = Unmanaged<HandlerBox>.fromOpaque(userdata).takeRetainedValue()
+                if let message { handler.body(BusMessage(borrowing: message)) }
+                return 0
+            }, box, 25_000_000)
         guard r >= 0 else {
             Unmanaged<HandlerBox>.fromOpaque(box).release()
             throw BusError(call: "\(interface).\(member)", errno: -r, name: nil)

@@ -1,7 +1,7 @@
 import CSystemd
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One sd-bus message: read front to back (a call), or appended to (a reply or signal).

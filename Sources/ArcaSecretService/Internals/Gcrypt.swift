@@ -68,8 +68,9 @@ enum Gcrypt {
     {
         guard ready else { throw .library("libgcrypt is older than the headers Arca was built with") }
         var handle: gcry_cipher_hd_t?
-        guard gcry_cipher_open(&handle, Int32(GCRY_CIPHER_AES.rawValue), Int32(GCRY_CIPHER_MODE_CBC.rawValue), 0)
-            == 0, let handle
+        guard
+            gcry_cipher_open(&handle, Int32(GCRY_CIPHER_AES.rawValue), Int32(GCRY_CIPHER_MODE_CBC.rawValue), 0)
+                == 0, let handle
         else { throw .library("gcry_cipher_open failed") }
         defer { gcry_cipher_close(handle) }
         let keyed = key.withUnsafeBytes { gcry_cipher_setkey(handle, $0.baseAddress, $0.count) }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a detached thread (the event listener). The corresponding C function is `pthread_create`.
@@ -12,11 +12,13 @@ enum Threads {
     static func detach(_ body: @escaping () -> Void) {
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let rc = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, context)
+        let rc = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, context)
         if rc == 0 { pthread_detach(thread) } else { Unmanaged<Box>.fromOpaque(context).release() }
     }
 }

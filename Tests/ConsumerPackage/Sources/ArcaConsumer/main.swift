@@ -31,6 +31,7 @@ let query: [String: Any] = [
 ]
 var result: AnyObject?
 let status = SecItemCopyMatching(query as CFDictionary, &result)
-check("SecItemCopyMatching", status == expected && result == nil,
-      "\(status) — \(SecCopyErrorMessageString(status, nil) as String? ?? "")")
+check(
+    "SecItemCopyMatching", status == expected && result == nil,
+    "\(status) — \(SecCopyErrorMessageString(status, nil) as String? ?? "")")
 exit(failed ? 1 : 0)
