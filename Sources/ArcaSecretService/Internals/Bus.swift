@@ -107,24 +107,34 @@ final class BusConnection {
         try call(destination, path, interface, member, values: strings.map { .string($0) }, timeout: 2_000_000)
     }
 
+    /// A method call message carrying `values`; the caller unrefs it. The
+    /// corresponding C function is `sd_bus_message_new_method_call`.
+    private func methodCall(
+        _ destination: String, _ path: String, _ interface: String, _ member: String, _ values: [BusValue]
+    ) throws(BusError) -> OpaquePointer {
+        var request: OpaquePointer?
+        let r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
+        guard r >= 0, let request else { throw BusError(call: "new call \(member)", errno: -r, name: nil) }
+        let outgoing = BusMessage(borrowing: request)
+        for v in values where !outgoing.append(v) {
+            sd_bus_message_unref(request)
+            throw BusError(call: "append to \(member)", errno: EINVAL, name: nil)
+        }
+        return request
+    }
+
     /// Calls a bus method and waits (`timeout` microseconds at most). A D-Bus error
     /// reply throws with its name. The corresponding C function is `sd_bus_call`.
     func call(
         _ destination: String, _ path: String, _ interface: String, _ member: String, values: [BusValue],
         timeout: UInt64
     ) throws(BusError) -> BusMessage {
-        var request: OpaquePointer?
-        var r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
-        guard r >= 0, let request else { throw BusError(call: "new call \(member)", errno: -r, name: nil) }
+        let request = try methodCall(destination, path, interface, member, values)
         defer { sd_bus_message_unref(request) }
-        let outgoing = BusMessage(borrowing: request)
-        for v in values {
-            guard outgoing.append(v) else { throw BusError(call: "append to \(member)", errno: EINVAL, name: nil) }
-        }
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        r = sd_bus_call(bus, request, timeout, &error, &reply)
+        let r = sd_bus_call(bus, request, timeout, &error, &reply)
         guard r >= 0, let reply else {
             throw BusError(call: "\(interface).\(member)", errno: -r, name: error.name.map { String(cString: $0) })
         }
@@ -137,17 +147,11 @@ final class BusConnection {
         _ destination: String, _ path: String, _ interface: String, _ member: String, _ values: [BusValue],
         _ done: @escaping (BusMessage) -> Void
     ) throws(BusError) {
-        var request: OpaquePointer?
-        var r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
-        guard r >= 0, let request else { throw BusError(call: "new call \(member)", errno: -r, name: nil) }
+        let request = try methodCall(destination, path, interface, member, values)
         defer { sd_bus_message_unref(request) }
-        let outgoing = BusMessage(borrowing: request)
-        for v in values {
-            guard outgoing.append(v) else { throw BusError(call: "append to \(member)", errno: EINVAL, name: nil) }
-        }
         // Released by the callback, which sd-bus calls exactly once (floating slot).
         let box = Unmanaged.passRetained(HandlerBox(done)).toOpaque()
-        r = sd_bus_call_async(
+        let r = sd_bus_call_async(
             bus, nil, request,
             { message, userdata, _ in
                 guard let userdata else { return 0 }
