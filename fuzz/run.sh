@@ -24,9 +24,26 @@ if ! swiftc -sanitize=fuzzer,address -parse-as-library "$PROBE.swift" -o "$PROBE
 fi
 
 echo "fuzz: building $BIN (swiftc -sanitize=fuzzer,address)"
-if ! swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name ArcaProtocolFuzz \
+# ArcaProtocol imports ArcaSystem (over the C target CArcaSystem): build those two first,
+# as SwiftPM would (a module map for the C headers, the Swift module and its object).
+DEPS=$OUT/modules
+build_dependencies() {
+    mkdir -p "$DEPS/CArcaSystem"
+    printf 'module CArcaSystem {\n    header "%s"\n    export *\n}\n' \
+        "$PWD/Sources/CArcaSystem/include/CArcaSystem.h" >"$DEPS/CArcaSystem/module.modulemap"
+    for c in Sources/CArcaSystem/*.c; do
+        clang -c -O1 -g -D_GNU_SOURCE -fsanitize=address -ISources/CArcaSystem/include "$c" \
+            -o "$DEPS/$(basename "$c" .c).o" || return 1
+    done
+    swiftc -parse-as-library -O -g -sanitize=address -module-name ArcaSystem -wmo -I "$DEPS/CArcaSystem" \
+        -emit-module -emit-module-path "$DEPS/ArcaSystem.swiftmodule" -c -o "$DEPS/ArcaSystem.o" \
+        $(find Sources/ArcaSystem -name '*.swift' | sort)
+}
+if ! build_dependencies >"$OUT/build.log" 2>&1 \
+    || ! swiftc -sanitize=fuzzer,address -parse-as-library -O -g -module-name ArcaProtocolFuzz \
+        -I "$DEPS" -I "$DEPS/CArcaSystem" \
         Sources/ArcaProtocol/*.swift Sources/ArcaProtocol/Internals/*.swift \
-        fuzz/ProtocolDecoder/*.swift -o "$BIN" >"$OUT/build.log" 2>&1; then
+        fuzz/ProtocolDecoder/*.swift "$DEPS"/*.o -o "$BIN" >>"$OUT/build.log" 2>&1; then
     # The linker warns about ASan's local symbols; only a failed build matters.
     cat "$OUT/build.log" >&2
     echo "fuzz: FAILED to build the fuzz target" >&2
