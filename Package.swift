@@ -41,6 +41,7 @@ let package = Package(
         .executable(name: "arca", targets: ["arca"]),
         .executable(name: "arca-secretd", targets: ["arca-secretd"]),
         .executable(name: "arca-fleetd", targets: ["arca-fleetd"]),
+        .executable(name: "arca-sync", targets: ["arca-sync"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages.
@@ -176,6 +177,13 @@ let package = Package(
         .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
         .executableTarget(
             name: "bench-fleet", dependencies: ["ArcaFleet", "ArcaCrypto"], path: "bench/fleet", exclude: ["run.sh"]),
+
+        // The per-user sync agent (ARCHITECTURE §12): carries ciphertext between the user's Syncthing
+        // folder and arcad, and sets Syncthing up over its loopback REST API. `arca sync VERB` execs it.
+        .target(name: "ArcaSyncAgent", dependencies: ["ArcaSystem", "ArcaProtocol", "ArcaSync"]),
+        .executableTarget(
+            name: "arca-sync", dependencies: ["ArcaSyncAgent"], linkerSettings: staticFoundationExecutable),
+        .testTarget(name: "ArcaSyncAgentTests", dependencies: ["ArcaSyncAgent"]),
     ],
     swiftLanguageModes: [.v6]
 )

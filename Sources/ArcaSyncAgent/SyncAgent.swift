@@ -1,0 +1,152 @@
+import ArcaSync
+
+/// The agent's one step, run whenever Syncthing or arcad says something changed: this
+/// device's new ciphertext goes from arcad into its own directory of the synced folder
+/// (then a REST scan of that directory), and peers' new files go from the folder to arcad.
+/// It keeps only positions in memory; arcad is the one that verifies and merges.
+public final class SyncAgent {
+    let arcad: AgentArcad
+    let folder: SyncFolder
+    let scanner: ((String) throws(SyncAgentError) -> Void)?
+    let log: (String) -> Void
+    /// This device's id in hex.
+    public let device: String
+    /// The highest own record written to the folder.
+    var written: UInt64
+    /// The head and approvals last written (skip identical rewrites, which Syncthing would replicate).
+    var writtenHead: [UInt8]?
+    var writtenApprovals: [String: [UInt8]] = [:]
+    /// Per peer: the highest record handed to arcad, and the last head and approvals handed over.
+    var pushed: [String: UInt64]
+    var pushedHeads: [String: [UInt8]] = [:]
+    var pushedApprovals: Set<String> = []
+    /// Files arcad refused, so they are reported once and not offered again.
+    var refused: Set<String> = []
+    /// Files per push request (a record is at most 1 MiB; a frame at most 2 MiB).
+    static let batchBytes = 1 << 20
+
+    /// An agent for `device` (hex) over `arcad` and `folder`; `scanner` asks Syncthing to
+    /// rescan a directory of the folder (nil in tests).
+    public init(
+        device: String, arcad: AgentArcad, folder: SyncFolder,
+        scanner: ((String) throws(SyncAgentError) -> Void)?, log: @escaping (String) -> Void
+    ) throws(SyncAgentError) {
+        self.device = device
+        self.arcad = arcad
+        self.folder = folder
+        self.scanner = scanner
+        self.log = log
+        try folder.create()
+        written = folder.recordSeqs(device).last ?? 0
+        pushed = try arcad.appliedSeqs()
+    }
+
+    /// Moves everything that can move now. Returns the number of files written and pushed.
+    @discardableResult
+    public func pass() throws(SyncAgentError) -> (written: Int, pushed: Int) {
+        let out = try sendOwn()
+        let into = try takePeers()
+        return (out, into)
+    }
+
+    /// arcad's outbox → this device's directory, then one scan of it.
+    func sendOwn() throws(SyncAgentError) -> Int {
+        var count = 0
+        while true {
+            let outbox = try arcad.pull(after: written)
+            for record in outbox.records where record.seq > written {
+                try folder.writeRecord(record.bytes, device: device, seq: record.seq)
+                written = record.seq
+                count += 1
+            }
+            if let head = outbox.head, head != writtenHead {
+                try folder.write(head, device: device, "head")
+                writtenHead = head
+                count += 1
+            }
+            for approval in outbox.approvals
+            where SyncFolder.isDeviceName(approval.device) && writtenApprovals[approval.device] != approval.bytes {
+                try folder.write(approval.bytes, device: device, "approvals", approval.device)
+                writtenApprovals[approval.device] = approval.bytes
+                count += 1
+            }
+            guard outbox.more, !outbox.records.isEmpty else { break }
+        }
+        if count > 0, let scanner { try scanner(device) }
+        return count
+    }
+
+    /// Peers' directories → arcad: approvals naming this device, each peer's records in an
+    /// unbroken run after the last one handed over, then its head.
+    func takePeers() throws(SyncAgentError) -> Int {
+        var files: [AgentFile] = []
+        for peer in folder.devices() where peer != device {
+            for approved in folder.approvals(peer) where approved == device {
+                let key = peer + "/approvals/" + approved
+                guard !pushedApprovals.contains(key), let bytes = folder.read(peer, "approvals", approved) else {
+                    continue
+                }
+                files.append(AgentFile(kind: .approval(device: approved), author: peer, bytes: bytes))
+            }
+            var next = (pushed[peer] ?? 0) + 1
+            for seq in folder.recordSeqs(peer) where seq >= next {
+                guard seq == next, let bytes = folder.read(peer, "records", SyncFolder.recordName(seq)) else { break }
+                files.append(AgentFile(kind: .record(seq: seq), author: peer, bytes: bytes))
+                next += 1
+            }
+            if let head = folder.read(peer, "head"), head != pushedHeads[peer] {
+                files.append(AgentFile(kind: .head, author: peer, bytes: head))
+            }
+        }
+        var count = 0
+        var batch: [AgentFile] = []
+        var size = 0
+        for file in files {
+            if !batch.isEmpty, size + file.bytes.count > Self.batchBytes {
+                count += try push(batch)
+                batch = []
+                size = 0
+            }
+            batch.append(file)
+            size += file.bytes.count
+        }
+        if !batch.isEmpty { count += try push(batch) }
+        return count
+    }
+
+    func push(_ batch: [AgentFile]) throws(SyncAgentError) -> Int {
+        let outcomes = try arcad.push(batch)
+        guard outcomes.count == batch.count else { throw .arcad("\(outcomes.count) outcomes for \(batch.count) files") }
+        var count = 0
+        for (file, outcome) in zip(batch, outcomes) {
+            let name = Self.name(file)
+            switch outcome {
+            case .applied, .queued:
+                count += 1
+                remember(file)
+            case .refused(let why):
+                if refused.insert(name).inserted { log("refused \(name): \(why)") }
+                remember(file)
+            case .notYet:
+                continue
+            }
+        }
+        return count
+    }
+
+    func remember(_ file: AgentFile) {
+        switch file.kind {
+        case .record(let seq): pushed[file.author] = max(pushed[file.author] ?? 0, seq)
+        case .head: pushedHeads[file.author] = file.bytes
+        case .approval(let device): pushedApprovals.insert(file.author + "/approvals/" + device)
+        }
+    }
+
+    static func name(_ file: AgentFile) -> String {
+        switch file.kind {
+        case .record(let seq): file.author + "/records/" + SyncFolder.recordName(seq)
+        case .head: file.author + "/head"
+        case .approval(let device): file.author + "/approvals/" + device
+        }
+    }
+}

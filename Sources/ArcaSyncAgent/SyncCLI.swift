@@ -1,0 +1,91 @@
+import ArcaProtocol
+import ArcaSync
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The verbs of arca-sync(1), also reached as `arca sync VERB` (`arca sync init` stays in arca).
+public enum SyncCLI {
+    /// The usage text (`--help`).
+    public static let usage = """
+        usage: arca sync VERB [options]     (or arca-sync VERB ...)
+          join ID@SYNCTHING-ID [--address ADDR]
+                                  join the circle of the device given (as its `arca sync status` prints it):
+                                  prints this device and the 6-digit code to compare on that device
+          approve ID@SYNCTHING-ID [--address ADDR] [--sas CODE --yes]
+                                  on a member: check the code, admit the joining device, share the folder
+          remove ID               drop a device from the circle (new epoch key); lists what it has seen
+          status [--json]         this device, the circle's devices, pending records, conflicts, reports
+          run                     the agent: carries ciphertext between the synced folder and arcad
+        options:
+          --syncthing-home DIR    Syncthing's directory with config.xml (REST address and API key)
+                                  (default: $XDG_STATE_HOME/syncthing, then ~/.config/syncthing)
+          --folder DIR            the synced folder (default: Syncthing's folder arca-sync, else
+                                  ~/.local/share/arca/sync)
+          --socket PATH           arcad's socket (default: $ARCA_SOCKET, else /run/arca/arcad.sock)
+          --address ADDR          the other device's Syncthing address (default: dynamic, i.e. discovery)
+        exit status: 0 ok, 2 usage, 3 Syncthing, 4 arcad, 5 folder, 6 not confirmed
+        """
+
+    /// The Syncthing folder id every device of a circle shares.
+    public static let folderID = "arca-sync"
+
+    /// Runs `arguments` (without the program name); returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            let options = try SyncOptions.parse(arguments)
+            if options.flags.contains("help") || options.verb == "help" {
+                Console.out(usage + "\n")
+                return 0
+            }
+            try execute(options)
+            return 0
+        } catch {
+            Console.err("arca sync: \(error.description)\n")
+            if case .usage = error { Console.err(usage + "\n") }
+            return error.exitCode
+        }
+    }
+
+    static func execute(_ options: SyncOptions) throws(SyncAgentError) {
+        let setup = try SyncSetup(options)
+        switch options.verb {
+        case "join": try setup.join(try DeviceAddress(parsing: options.positionals[0]), address: options.values["address"])
+        case "approve":
+            try setup.approve(
+                try DeviceAddress(parsing: options.positionals[0]), address: options.values["address"],
+                sas: options.values["sas"], yes: options.flags.contains("yes"))
+        case "remove": try setup.remove(options.positionals[0])
+        case "status": try setup.status(json: options.flags.contains("json"))
+        case "run": try setup.run()
+        default: throw .usage("unknown verb \(options.verb)")
+        }
+    }
+}
+
+/// Writes to stdout/stderr without buffering (the agent's log lines reach journald at once).
+enum Console {
+    static func out(_ text: String) { write(1, text) }
+    static func err(_ text: String) { write(2, text) }
+
+    static func write(_ fd: Int32, _ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
+            if n <= 0 {
+                if n < 0, errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+    }
+
+    /// One line from stdin (for approve's confirmation), or nil at end of input.
+    static func readLine() -> String? { Swift.readLine() }
+
+    /// Whether stdin is a terminal.
+    static var interactive: Bool { isatty(0) == 1 }
+}

@@ -1,0 +1,96 @@
+import ArcaSync
+import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `run`: the agent. Two watchers block in long-polls — Syncthing's GET /rest/events (a peer's
+/// file arrived in the folder) and arcad's waitEvents (the vault or sync state changed) — and
+/// wake the loop, which runs one ``SyncAgent/pass()``. Nothing runs on a timer: an idle agent
+/// wakes when one of the long-polls returns (Syncthing's events timeout, arcad's 25 s bound).
+extension SyncSetup {
+    func run() throws(SyncAgentError) -> Never {
+        let path = try share(with: [])
+        let folder = SyncFolder(root: path)
+        let link = try link()
+        let device = Hex.encode(try ownDevice(link))
+        let client = syncthing
+        let agent = try SyncAgent(
+            device: device, arcad: link, folder: folder,
+            scanner: { (sub: String) throws(SyncAgentError) in try client.scan(SyncCLI.folderID, sub: sub) },
+            log: { Console.err("arca-sync: \($0)\n") })
+        Console.err("arca-sync: device \(device.prefix(16))… folder \(path)\n")
+        let wake = DispatchSemaphore(value: 1)
+        let socket = self.socket
+        let uid = self.uid
+        Thread.start { Self.watchSyncthing(client, own: device, wake: wake) }
+        Thread.start { Self.watchArcad(socket: socket, uid: uid, wake: wake) }
+        var failures = 0
+        while true {
+            wake.wait()
+            // Coalesce a burst of wake-ups into one pass.
+            while wake.wait(timeout: .now()) == .success {}
+            do {
+                try agent.pass()
+                failures = 0
+            } catch {
+                failures += 1
+                Console.err("arca-sync: \(error.description)\n")
+                // Retry after a bounded back-off, then only on the next event.
+                Self.pause(seconds: min(30, failures))
+                wake.signal()
+            }
+        }
+    }
+
+    /// Syncthing's events of the folder: a file finished arriving in a peer's directory.
+    static func watchSyncthing(_ client: SyncthingClient, own: String, wake: DispatchSemaphore) {
+        var since = 0
+        var failures = 0
+        while true {
+            do {
+                let events = try client.events(since: since, types: ["ItemFinished"], timeoutSeconds: 60)
+                failures = 0
+                if events.contains(where: { $0.folder == SyncCLI.folderID && !($0.item ?? "").hasPrefix(own) }) {
+                    wake.signal()
+                }
+                since = events.map(\.id).max() ?? since
+            } catch {
+                // Syncthing restarted (event ids start again) or is down: back off, start over.
+                failures += 1
+                if failures == 1 { Console.err("arca-sync: \(error.description)\n") }
+                since = 0
+                pause(seconds: min(30, failures))
+                wake.signal()
+            }
+        }
+    }
+
+    /// arcad's event stream for the user: any item change or lock change may mean new records.
+    static func watchArcad(socket: String, uid: UInt32, wake: DispatchSemaphore) {
+        var after: UInt64 = 0
+        var failures = 0
+        while true {
+            do {
+                let link = try ArcadSyncLink(socket: socket, uid: uid, timeoutMilliseconds: 40_000)
+                failures = 0
+                while true {
+                    let result = try link.wait(after: after, timeoutMilliseconds: 25_000)
+                    after = result.next
+                    if result.changed { wake.signal() }
+                }
+            } catch {
+                failures += 1
+                if failures == 1 { Console.err("arca-sync: \(error.description)\n") }
+                pause(seconds: min(30, failures))
+                wake.signal()
+            }
+        }
+    }
+
+    static func pause(seconds: Int) {
+        // sleep(3) resumes nothing after a signal; the agent has no handler, so one call is enough.
+        _ = sleep(UInt32(seconds))
+    }
+}
