@@ -22,7 +22,7 @@ BUILD       := .build/$(CONFIG)
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
         libsystemd-dev libgcrypt20-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
         libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1 \
-        debhelper dpkg-dev lintian strace etcd-server etcd-client openssl
+        debhelper dpkg-dev lintian strace etcd-server etcd-client openssl syncthing
 
 .PHONY: all deps build products test lint format unit integration fuzz install install-files install-strip uninstall deb bench clean
 
@@ -54,7 +54,7 @@ endif
 
 # Only what is installed (and packaged): the two executables, the PAM module, and
 # arca-secretd once Package.swift declares it. debian/rules builds with this.
-PRODUCTS := arcad arca arca-fleetd pam_arca $(if $(shell grep -l '"arca-secretd"' Package.swift 2>/dev/null),arca-secretd)
+PRODUCTS := arcad arca arca-fleetd arca-sync pam_arca $(if $(shell grep -l '"arca-secretd"' Package.swift 2>/dev/null),arca-secretd)
 products:
 	@set -e; for p in $(PRODUCTS); do $(SWIFT) build -c $(CONFIG) --product $$p; done
 
@@ -105,12 +105,15 @@ install-files:
 	install -m 0755 $(BUILD)/arcad $(SBINDIR)/arcad
 	install -m 0755 $(BUILD)/arca-fleetd $(SBINDIR)/arca-fleetd
 	install -m 0755 $(BUILD)/arca-secretd $(BINDIR)/arca-secretd
+	install -m 0755 $(BUILD)/arca-sync $(BINDIR)/arca-sync
 	install -d -m 0755 $(USERUNITDIR) $(DBUSSVCDIR)
 	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/arca-secretd.service \
 	    >$(USERUNITDIR)/arca-secretd.service
 	sed 's|/usr/local/bin/arca-secretd|$(PREFIX)/bin/arca-secretd|' systemd/user/org.freedesktop.secrets.service \
 	    >$(DBUSSVCDIR)/$(DBUSSVCFILE)
 	chmod 0644 $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
+	sed 's|/usr/local/bin/arca-sync|$(PREFIX)/bin/arca-sync|' systemd/user/arca-sync.service \
+	    >$(USERUNITDIR)/arca-sync.service && chmod 0644 $(USERUNITDIR)/arca-sync.service
 	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
 	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
@@ -145,6 +148,7 @@ uninstall:
 	    systemctl disable --now arcad.socket arcad.service 2>/dev/null || true; fi
 	rm -f $(BINDIR)/arca $(SBINDIR)/arcad $(SBINDIR)/arca-fleetd $(PAMDIR)/pam_arca.so $(PAMCONFDIR)/arca
 	rm -f $(BINDIR)/arca-secretd $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
+	rm -f $(BINDIR)/arca-sync $(USERUNITDIR)/arca-sync.service
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; rm -f $(MANDIR)/man$${f##*.}/$$(basename $$f); done
 	for f in systemd/*.service systemd/*.socket; do [ -e "$$f" ] || continue; rm -f $(UNITDIR)/$$(basename $$f); done
 
