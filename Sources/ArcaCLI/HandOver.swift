@@ -1,6 +1,6 @@
 /// A verb that hands over (git-style) to a companion program, so this static CLI stays
 /// free of network and D-Bus code: `arca fleet ...` runs arca-fleetd, `arca import --from
-/// secret-service ...` runs `arca-secretd --import`. stdin is inherited, so a secret
+/// secret-service ...` runs `arca-secretd --import`, `arca sync join ...` runs arca-sync. stdin is inherited, so a secret
 /// piped to `arca fleet put` goes straight to the companion and never touches argv or
 /// the environment.
 struct HandOver {
@@ -28,11 +28,20 @@ struct HandOver {
         return false
     }
 
+    /// `arca sync join|approve|remove|status|run ...` → `arca-sync ...` (the per-user agent and its
+    /// verbs, with Syncthing's REST client); `arca sync init` stays with `arca`.
+    static let sync = HandOver(verb: "sync", program: "arca-sync", leadingArguments: []) { arguments in
+        arguments.first.map(syncVerbs.contains) ?? false
+    }
+
+    /// The sync verbs arca-sync runs.
+    static let syncVerbs: Set<String> = ["join", "approve", "remove", "status", "run"]
+
     /// The `--from` value that names the running Secret Service provider.
     static let secretServiceSource = "secret-service"
 
     /// Every hand-over, tried in order.
-    static let all = [fleet, secretServiceImport]
+    static let all = [fleet, secretServiceImport, sync]
 
     /// The hand-over for a command line (program name dropped), if any.
     static func matching(_ arguments: [String]) -> HandOver? {

@@ -28,7 +28,8 @@ extension CLIAgainstArcadBinaryTests {
                     Step(
                         arguments: ["sync"], status: 2,
                         stderr:
-                            "error: 'sync' needs 'init' (join, approve and run come later)\nusage: arca sync [options] init\n"
+                            "error: 'sync' needs init, join, approve, remove, status or run\n"
+                            + "usage: arca sync [options] init|join|approve|remove|status|run [ARGS...]\n"
                     ),
                 ], uid: arcad.owner.uid
             ) { try arcad.arca($0, stdin: $1) }
