@@ -20,7 +20,9 @@ public final class SyncAgent {
     var pushed: [String: UInt64]
     var pushedHeads: [String: [UInt8]] = [:]
     var pushedApprovals: Set<String> = []
-    /// Files arcad refused, so they are reported once and not offered again.
+    /// Files arcad refused (name and content digest): reported once, offered again only if the
+    /// content changes. A refused record ends its author's run until then: what follows it
+    /// cannot chain.
     var refused: Set<String> = []
     /// Files per push request (a record is at most 1 MiB; a frame at most 2 MiB).
     static let batchBytes = 1 << 20
@@ -83,18 +85,21 @@ public final class SyncAgent {
         for peer in folder.devices() where peer != device {
             for approved in folder.approvals(peer) where approved == device {
                 let key = peer + "/approvals/" + approved
-                guard !pushedApprovals.contains(key), let bytes = folder.read(peer, "approvals", approved) else {
-                    continue
-                }
+                guard !pushedApprovals.contains(key), let bytes = folder.read(peer, "approvals", approved),
+                    !refused.contains(Self.key(key, bytes))
+                else { continue }
                 files.append(AgentFile(kind: .approval(device: approved), author: peer, bytes: bytes))
             }
             var next = (pushed[peer] ?? 0) + 1
             for seq in folder.recordSeqs(peer) where seq >= next {
                 guard seq == next, let bytes = folder.read(peer, "records", SyncFolder.recordName(seq)) else { break }
+                guard !refused.contains(Self.key(peer + "/records/" + SyncFolder.recordName(seq), bytes)) else { break }
                 files.append(AgentFile(kind: .record(seq: seq), author: peer, bytes: bytes))
                 next += 1
             }
-            if let head = folder.read(peer, "head"), head != pushedHeads[peer] {
+            if let head = folder.read(peer, "head"), head != pushedHeads[peer],
+                !refused.contains(Self.key(peer + "/head", head))
+            {
                 files.append(AgentFile(kind: .head, author: peer, bytes: head))
             }
         }
@@ -125,8 +130,7 @@ public final class SyncAgent {
                 count += 1
                 remember(file)
             case .refused(let why):
-                if refused.insert(name).inserted { log("refused \(name): \(why)") }
-                remember(file)
+                if refused.insert(Self.key(name, file.bytes)).inserted { log("refused \(name): \(why)") }
             case .notYet:
                 continue
             }
@@ -136,11 +140,15 @@ public final class SyncAgent {
 
     func remember(_ file: AgentFile) {
         switch file.kind {
-        case .record(let seq): pushed[file.author] = max(pushed[file.author] ?? 0, seq)
+        // Only an unbroken run advances: after a refused record, the ones behind it are offered again.
+        case .record(let seq): if seq == (pushed[file.author] ?? 0) + 1 { pushed[file.author] = seq }
         case .head: pushedHeads[file.author] = file.bytes
         case .approval(let device): pushedApprovals.insert(file.author + "/approvals/" + device)
         }
     }
+
+    /// A file's name with a digest of its content.
+    static func key(_ name: String, _ bytes: [UInt8]) -> String { name + "#" + Digest.of(bytes).description }
 
     static func name(_ file: AgentFile) -> String {
         switch file.kind {

@@ -12,9 +12,9 @@ import Testing
 
     func temporaryRoot() -> String {
         var template = Array("/tmp/arca-syncfolder.XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress) }
+        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
         #expect(made != nil)
-        return String(cString: template) + "/sync"
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + "/sync"
     }
 
     func mode(_ path: String) -> mode_t {
