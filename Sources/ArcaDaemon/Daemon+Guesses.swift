@@ -22,7 +22,8 @@ extension Daemon {
             .update, .delete, .passwordReset, .listSessions, .grant, .revokeGrant, .listGrants, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
             .waitEvents, .searchAttributeReferences, .collectionSettings,
-            .importItems, .syncInit:
+            .importItems, .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus,
+            .syncConflicts, .syncResolve:
             // passwordReset checks whether the vault already opens with the new key:
             // a root-only bookkeeping step, not a guess.
             return nil

@@ -72,6 +72,22 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case importItems = 0x0031
     /// ``Request/syncInit(uid:)``.
     case syncInit = 0x0032
+    /// ``Request/syncJoin(uid:approver:)``.
+    case syncJoin = 0x0033
+    /// ``Request/syncApprove(uid:device:shortAuthenticationString:)``.
+    case syncApprove = 0x0034
+    /// ``Request/syncPull(uid:after:)``.
+    case syncPull = 0x0035
+    /// ``Request/syncPush(uid:files:)``.
+    case syncPush = 0x0036
+    /// ``Request/syncRemove(uid:device:)``.
+    case syncRemove = 0x0037
+    /// ``Request/syncStatus(uid:)``.
+    case syncStatus = 0x0038
+    /// ``Request/syncConflicts(uid:)``.
+    case syncConflicts = 0x0039
+    /// ``Request/syncResolve(uid:item:keep:)``.
+    case syncResolve = 0x003A
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -105,6 +121,18 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case importSummary = 0x8021
     /// ``Reply/syncDevice(id:)``.
     case syncDevice = 0x8022
+    /// ``Reply/syncApproval(approval:shortAuthenticationString:)``.
+    case syncApproval = 0x8023
+    /// ``Reply/syncOutbox(_:)``.
+    case syncOutbox = 0x8024
+    /// ``Reply/syncPushResult(_:)``.
+    case syncPushResult = 0x8025
+    /// ``Reply/syncRemoval(_:)``.
+    case syncRemoval = 0x8026
+    /// ``Reply/syncStatus(_:)``.
+    case syncStatusReply = 0x8027
+    /// ``Reply/syncConflicts(_:)``.
+    case syncConflictsReply = 0x8028
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

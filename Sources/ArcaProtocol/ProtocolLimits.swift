@@ -43,6 +43,12 @@ public enum ProtocolLimits {
     public static let candidateTokenLength = 32
     /// A sync device id: an Ed25519 public key.
     public static let syncDeviceIDLength = 32
+    /// A sync item reference.
+    public static let syncItemRefLength = 16
+    /// A sync record hash (BLAKE2b-256).
+    public static let syncHashLength = 32
+    /// Largest sync record, head or approval file: 1 MiB (ArcaSync's own limit).
+    public static let maximumSyncFileLength = 1 << 20
     /// Length of a password-derived vault key.
     public static let derivedKeyLength = 32
     /// Length of an Argon2id salt (libsodium's `crypto_pwhash_SALTBYTES`).

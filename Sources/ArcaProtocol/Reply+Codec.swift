@@ -63,6 +63,16 @@ extension Reply {
             w.u32(replaced)
             w.u32(unchanged)
         case .syncDevice(let id): try w.fixed(id, field: "device id", length: ProtocolLimits.syncDeviceIDLength)
+        case .syncApproval(let approval, let sas):
+            try w.syncFileBytes(approval, field: "approval")
+            try w.string(sas, field: "shortAuthenticationString", limit: ProtocolLimits.maximumNameLength)
+        case .syncOutbox(let outbox): try w.syncOutbox(outbox)
+        case .syncPushResult(let outcomes): try w.syncOutcomes(outcomes)
+        case .syncRemoval(let removal):
+            w.u32(removal.epoch)
+            try w.syncStrings(removal.seenItems, field: "seenItems")
+        case .syncStatus(let status): try w.syncStatus(status)
+        case .syncConflicts(let conflicts): try w.syncConflicts(conflicts)
         }
     }
 
@@ -134,12 +144,24 @@ extension Reply {
         case .importSummary: return .importSummary(added: try r.u32(), replaced: try r.u32(), unchanged: try r.u32())
         case .syncDevice:
             return .syncDevice(id: try r.fixed(field: "device id", length: ProtocolLimits.syncDeviceIDLength))
+        case .syncApproval:
+            return .syncApproval(
+                approval: try r.syncFileBytes(field: "approval"),
+                shortAuthenticationString: try r.string(
+                    field: "shortAuthenticationString", limit: ProtocolLimits.maximumNameLength))
+        case .syncOutbox: return .syncOutbox(try r.syncOutbox())
+        case .syncPushResult: return .syncPushResult(try r.syncOutcomes())
+        case .syncRemoval:
+            return .syncRemoval(SyncRemoval(epoch: try r.u32(), seenItems: try r.syncStrings(field: "seenItems")))
+        case .syncStatusReply: return .syncStatus(try r.syncStatus())
+        case .syncConflictsReply: return .syncConflicts(try r.syncConflicts())
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
             .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
             .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems, .importItems,
-            .syncInit:
+            .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus, .syncConflicts,
+            .syncResolve:
             throw .unexpectedKind(kind)
         }
     }

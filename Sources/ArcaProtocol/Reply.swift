@@ -43,6 +43,19 @@ public enum Reply: Sendable, Hashable {
     case importSummary(added: UInt32, replaced: UInt32, unchanged: UInt32)
     /// Answer to ``Request/syncInit(uid:)``: this machine's device id (an Ed25519 public key).
     case syncDevice(id: [UInt8])
+    /// Answer to ``Request/syncApprove(uid:device:shortAuthenticationString:)``: the signed
+    /// approval (empty when only the string was asked for) and the string both devices show.
+    case syncApproval(approval: [UInt8], shortAuthenticationString: String)
+    /// Answer to ``Request/syncPull(uid:after:)``.
+    case syncOutbox(SyncOutbox)
+    /// Answer to ``Request/syncPush(uid:files:)``: one outcome per file, in order.
+    case syncPushResult([SyncFileOutcome])
+    /// Answer to ``Request/syncRemove(uid:device:)``.
+    case syncRemoval(SyncRemoval)
+    /// Answer to ``Request/syncStatus(uid:)``.
+    case syncStatus(SyncStatus)
+    /// Answer to ``Request/syncConflicts(uid:)``.
+    case syncConflicts([SyncConflict])
 
     /// The header kind of this reply.
     public var kind: MessageKind {
@@ -63,6 +76,12 @@ public enum Reply: Sendable, Hashable {
         case .backup: return .backup
         case .importSummary: return .importSummary
         case .syncDevice: return .syncDevice
+        case .syncApproval: return .syncApproval
+        case .syncOutbox: return .syncOutbox
+        case .syncPushResult: return .syncPushResult
+        case .syncRemoval: return .syncRemoval
+        case .syncStatus: return .syncStatusReply
+        case .syncConflicts: return .syncConflictsReply
         }
     }
 }

@@ -120,7 +120,26 @@ extension Request {
             w.u32(uid)
             try w.bytes(backup, field: "backup", limit: ProtocolLimits.maximumBackupLength)
             try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
-        case .syncInit(let uid): w.u32(uid)
+        case .syncInit(let uid), .syncStatus(let uid), .syncConflicts(let uid): w.u32(uid)
+        case .syncJoin(let uid, let device), .syncRemove(let uid, let device):
+            w.u32(uid)
+            try w.syncID(device, field: "device")
+        case .syncApprove(let uid, let device, let sas):
+            w.u32(uid)
+            try w.syncID(device, field: "device")
+            try w.optional(sas) { w, sas throws(ProtocolError) in
+                try w.string(sas, field: "shortAuthenticationString", limit: ProtocolLimits.maximumNameLength)
+            }
+        case .syncPull(let uid, let after):
+            w.u32(uid)
+            w.u64(after)
+        case .syncPush(let uid, let files):
+            w.u32(uid)
+            try w.syncFiles(files)
+        case .syncResolve(let uid, let item, let keep):
+            w.u32(uid)
+            try w.fixed(item, field: "item", length: ProtocolLimits.syncItemRefLength)
+            try w.fixed(keep, field: "version", length: ProtocolLimits.syncHashLength)
         }
     }
 
@@ -237,9 +256,27 @@ extension Request {
                 uid: try r.u32(), backup: try r.bytes(field: "backup", limit: ProtocolLimits.maximumBackupLength),
                 secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
         case .syncInit: return .syncInit(uid: try r.u32())
+        case .syncJoin: return .syncJoin(uid: try r.u32(), approver: try r.syncID(field: "device"))
+        case .syncApprove:
+            return .syncApprove(
+                uid: try r.u32(), device: try r.syncID(field: "device"),
+                shortAuthenticationString: try r.optional(field: "shortAuthenticationString") {
+                    r throws(ProtocolError) in
+                    try r.string(field: "shortAuthenticationString", limit: ProtocolLimits.maximumNameLength)
+                })
+        case .syncPull: return .syncPull(uid: try r.u32(), after: try r.u64())
+        case .syncPush: return .syncPush(uid: try r.u32(), files: try r.syncFiles())
+        case .syncRemove: return .syncRemove(uid: try r.u32(), device: try r.syncID(field: "device"))
+        case .syncStatus: return .syncStatus(uid: try r.u32())
+        case .syncConflicts: return .syncConflicts(uid: try r.u32())
+        case .syncResolve:
+            return .syncResolve(
+                uid: try r.u32(), item: try r.fixed(field: "item", length: ProtocolLimits.syncItemRefLength),
+                keep: try r.fixed(field: "version", length: ProtocolLimits.syncHashLength))
         case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
             .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary,
-            .syncDevice:
+            .syncDevice, .syncApproval, .syncOutbox, .syncPushResult, .syncRemoval, .syncStatusReply,
+            .syncConflictsReply:
             throw .unexpectedKind(kind)
         }
     }

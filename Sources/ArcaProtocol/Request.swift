@@ -95,6 +95,30 @@ public enum Request: Sendable, Hashable {
     /// Creates the user's sync circle on this machine (`arca sync init`): a device key and an
     /// epoch key, kept in arcad's state directory. Replied with ``Reply/syncDevice(id:)``.
     case syncInit(uid: UInt32)
+    /// Makes a device identity for the user on this machine that waits to be approved by the
+    /// member `approver` (`arca sync join`). Refused if sync is set up here already.
+    /// Replied with ``Reply/syncDevice(id:)``.
+    case syncJoin(uid: UInt32, approver: [UInt8])
+    /// On a member: approves `device` into the circle (`arca sync approve`). With
+    /// `shortAuthenticationString` nil, only shows the string both devices display
+    /// (``Reply/syncApproval(approval:shortAuthenticationString:)`` with an empty approval);
+    /// given, it must equal that string, and the approval is signed and published in the outbox.
+    case syncApprove(uid: UInt32, device: [UInt8], shortAuthenticationString: String?)
+    /// This device's own ciphertext for the agent to write into its folder: records numbered
+    /// after `after`, its head, its approvals. Replied with ``Reply/syncOutbox(_:)``.
+    case syncPull(uid: UInt32, after: UInt64)
+    /// Files read from the other devices' folders: verified and merged, or queued while the
+    /// vault is locked. Replied with ``Reply/syncPushResult(_:)``, one outcome per file.
+    case syncPush(uid: UInt32, files: [SyncFile])
+    /// Removes `device` from the circle and rotates to a new epoch key (`arca sync remove`).
+    /// Replied with ``Reply/syncRemoval(_:)``.
+    case syncRemove(uid: UInt32, device: [UInt8])
+    /// The circle's state on this machine (`arca sync status`). Replied with ``Reply/syncStatus(_:)``.
+    case syncStatus(uid: UInt32)
+    /// Items with conflict siblings (`arca find --conflicts`). Replied with ``Reply/syncConflicts(_:)``.
+    case syncConflicts(uid: UInt32)
+    /// Resolves a conflict by keeping version `keep` (a record hash) of `item` (`arca resolve`).
+    case syncResolve(uid: UInt32, item: [UInt8], keep: [UInt8])
 
     /// The header kind of this request.
     public var kind: MessageKind {
@@ -133,6 +157,14 @@ public enum Request: Sendable, Hashable {
         case .exportItems: return .exportItems
         case .importItems: return .importItems
         case .syncInit: return .syncInit
+        case .syncJoin: return .syncJoin
+        case .syncApprove: return .syncApprove
+        case .syncPull: return .syncPull
+        case .syncPush: return .syncPush
+        case .syncRemove: return .syncRemove
+        case .syncStatus: return .syncStatus
+        case .syncConflicts: return .syncConflicts
+        case .syncResolve: return .syncResolve
         }
     }
 }

@@ -66,7 +66,8 @@ extension Request {
         switch self {
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
             .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
-            .searchAttributeReferences, .collectionSettings, .syncInit:
+            .searchAttributeReferences, .collectionSettings, .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush,
+            .syncRemove, .syncStatus, .syncConflicts, .syncResolve:
             return
         case .addAttributeItem(var add):
             self = .lockAll
@@ -149,7 +150,8 @@ extension Reply {
     public mutating func wipeSecrets() {
         switch self {
         case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events, .attributeReferences,
-            .collectionSettings, .backup, .importSummary, .syncDevice:
+            .collectionSettings, .backup, .importSummary, .syncDevice, .syncApproval, .syncOutbox, .syncPushResult,
+            .syncRemoval, .syncStatus, .syncConflicts:
             return
         case .attributeItems(var list):
             self = .ok

@@ -14,6 +14,9 @@ public enum VaultEvent: Sendable, Hashable {
     /// Items changed that arcad does not name one by one (a Keychain update or
     /// delete by query): the listener re-reads what it shows.
     case itemsChanged
+    /// The user's sync outbox has new records, head or approvals (`arca-sync` pulls), or
+    /// queued incoming files were applied.
+    case syncChanged
 }
 
 /// The answer to ``Request/waitEvents(uid:after:timeoutMilliseconds:)``.
@@ -53,6 +56,7 @@ extension WireWriter {
                 w.u8(4)
                 try w.reference(ref)
             case .itemsChanged: w.u8(5)
+            case .syncChanged: w.u8(6)
             }
         }
     }
@@ -70,6 +74,7 @@ extension WireReader {
             case 3: return .itemChanged(reference: try r.reference())
             case 4: return .itemDeleted(reference: try r.reference())
             case 5: return .itemsChanged
+            case 6: return .syncChanged
             case let other: throw .unknownTag(field: "event", value: UInt32(other))
             }
         }

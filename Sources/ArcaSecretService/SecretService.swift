@@ -218,6 +218,8 @@ public final class SecretService {
             case .itemsChanged:
                 forgetItems()
                 bus.emit(SecretObject.base, Interfaces.service, "CollectionChanged", [.objectPath(login)])
+            case .syncChanged:
+                continue  // the sync agent's business: no Secret Service item changed
             }
         }
     }

@@ -122,6 +122,23 @@ enum Fixtures {
         .importItems(uid: 1000, backup: [0x41, 0x52, 0x42, 0x31, 1], secret: key),
         .importItems(uid: .max, backup: [], secret: []),
         .syncInit(uid: 1000),
+        .syncJoin(uid: 1000, approver: otherKey),
+        .syncApprove(uid: 1000, device: key, shortAuthenticationString: nil),
+        .syncApprove(uid: .max, device: otherKey, shortAuthenticationString: "042917"),
+        .syncPull(uid: 1000, after: 0),
+        .syncPull(uid: 1000, after: .max),
+        .syncPush(uid: 1000, files: []),
+        .syncPush(
+            uid: 1000,
+            files: [
+                SyncFile(kind: .record, author: key, bytes: [0x41, 0x52, 0x53, 0x31]),
+                SyncFile(kind: .head, author: otherKey, bytes: []),
+                SyncFile(kind: .approval, author: key, bytes: [0xFF]),
+            ]),
+        .syncRemove(uid: 1000, device: otherKey),
+        .syncStatus(uid: 1000),
+        .syncConflicts(uid: 0),
+        .syncResolve(uid: 1000, item: reference, keep: key),
     ]
 
     static let reference = [UInt8](0..<16)
@@ -186,7 +203,7 @@ enum Fixtures {
                 next: .max, missed: false,
                 events: [
                     .lockChanged(unlocked: .all), .lockChanged(unlocked: []), .itemAdded(reference: reference),
-                    .itemChanged(reference: []), .itemDeleted(reference: reference), .itemsChanged,
+                    .itemChanged(reference: []), .itemDeleted(reference: reference), .itemsChanged, .syncChanged,
                 ])),
         .candidate(token: key),
         .attributeReferences(AttributeReferenceList(unlocked: [], locked: [])),
@@ -197,6 +214,44 @@ enum Fixtures {
         .backup([]),
         .importSummary(added: 3, replaced: 1, unchanged: .max),
         .syncDevice(id: [UInt8](repeating: 0xA5, count: 32)),
+        .syncApproval(approval: [], shortAuthenticationString: "000123"),
+        .syncApproval(approval: [0x41, 0x52, 0x41, 0x31, 9], shortAuthenticationString: unicode),
+        .syncOutbox(SyncOutbox(device: key, records: [], head: [], approvals: [], more: false)),
+        .syncOutbox(
+            SyncOutbox(
+                device: otherKey,
+                records: [SyncOutboxRecord(seq: 1, bytes: [1, 2]), SyncOutboxRecord(seq: .max, bytes: [])],
+                head: [0x41, 0x52, 0x48, 0x31], approvals: [SyncOutboxApproval(device: key, bytes: [7])], more: true)),
+        .syncPushResult([]),
+        .syncPushResult([
+            SyncFileOutcome(code: .applied), SyncFileOutcome(code: .duplicate), SyncFileOutcome(code: .queued),
+            SyncFileOutcome(code: .refused, message: unicode),
+        ]),
+        .syncRemoval(SyncRemoval(epoch: 1, seenItems: ["web/alice", unicode])),
+        .syncRemoval(SyncRemoval(epoch: .max, seenItems: [])),
+        .syncStatus(
+            SyncStatus(
+                device: key, awaitingApprovalFrom: otherKey, epoch: 0, seq: 0, devices: [], queued: 0, conflicts: 0,
+                reports: [])),
+        .syncStatus(
+            SyncStatus(
+                device: key, awaitingApprovalFrom: nil, epoch: 3, seq: 17,
+                devices: [
+                    SyncDeviceStatus(id: key, removedAfter: nil, applied: 17, missing: 0),
+                    SyncDeviceStatus(id: otherKey, removedAfter: 4, applied: 4, missing: .max),
+                ],
+                queued: 2, conflicts: 1, reports: ["record 5 from removed device a5a5 refused", unicode])),
+        .syncConflicts([]),
+        .syncConflicts([
+            SyncConflict(
+                item: reference,
+                versions: [
+                    SyncVersion(
+                        hash: key, author: otherKey, clockMillis: 1_700_000_000_000, winner: true, deleted: false,
+                        attributes: [.itemClass: .itemClass(.genericPassword), .service: .string("web"), .account: .string(unicode)]),
+                    SyncVersion(hash: otherKey, author: key, clockMillis: 0, winner: false, deleted: true, attributes: [:]),
+                ])
+        ]),
     ]
 
     /// Messages at the size limits (kept apart: large, so not used for mutation).

@@ -7,8 +7,8 @@ struct RoundTripTests {
     func fixturesCoverEveryKind() {
         let kinds = Set(Fixtures.requests.map(\.kind) + Fixtures.replies.map(\.kind))
         #expect(kinds == Set(MessageKind.allCases))
-        #expect(MessageKind.allCases.filter(\.isRequest).count == 34)
-        #expect(MessageKind.allCases.filter { !$0.isRequest }.count == 16)
+        #expect(MessageKind.allCases.filter(\.isRequest).count == 42)
+        #expect(MessageKind.allCases.filter { !$0.isRequest }.count == 22)
     }
 
     @Test("every request decodes to an equal value", arguments: Fixtures.requests + Fixtures.largeRequests)

@@ -79,7 +79,8 @@ struct WipeTests {
         case .updateAttributeItem(let update): #expect((update.secret ?? []).allSatisfy { $0 == 0 })
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
             .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
-            .searchAttributeReferences, .collectionSettings, .syncInit:
+            .searchAttributeReferences, .collectionSettings, .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush,
+            .syncRemove, .syncStatus, .syncConflicts, .syncResolve:
             #expect(wiped == request)
         }
     }

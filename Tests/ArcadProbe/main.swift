@@ -185,6 +185,12 @@ do {
     case .backup(let bytes): print("ok backup \(bytes.count)")
     case .importSummary(let added, let replaced, let unchanged): print("ok \(added) \(replaced) \(unchanged)")
     case .syncDevice(let id): print("ok device \(id.count)")
+    case .syncApproval(let approval, let sas): print("ok approval \(approval.count) \(sas)")
+    case .syncOutbox(let outbox): print("ok outbox \(outbox.records.count)")
+    case .syncPushResult(let outcomes): print("ok pushed \(outcomes.count)")
+    case .syncRemoval(let removal): print("ok epoch \(removal.epoch)")
+    case .syncStatus(let status): print("ok seq \(status.seq)")
+    case .syncConflicts(let list): print("ok conflicts \(list.count)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")
