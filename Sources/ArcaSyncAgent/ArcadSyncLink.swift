@@ -14,42 +14,88 @@ public final class ArcadSyncLink: AgentArcad {
         self.uid = uid
     }
 
-    func send(_ request: Request, _ what: String) throws(SyncAgentError) -> Reply {
-        let reply: Reply
-        do { reply = try client.send(request) } catch { throw .arcad("\(what): \(error.description)") }
-        if case .error(let status, let message) = reply {
-            throw .arcad("\(what): \(message.isEmpty ? "\(status)" : message)")
-        }
-        return reply
+    /// One typed call; every failure becomes this layer's `.arcad` (the one mapping).
+    func call<T>(_ what: String, _ body: () throws(SyncCallError) -> T) throws(SyncAgentError) -> T {
+        do { return try body() } catch { throw .arcad("\(what): \(error.description)") }
     }
 
     public func wait(after: UInt64, timeoutMilliseconds: UInt32) throws(SyncAgentError) -> (
         next: UInt64, changed: Bool
     ) {
-        let reply = try send(.waitEvents(uid: uid, after: after, timeoutMilliseconds: timeoutMilliseconds), "wait")
-        guard case .events(let batch) = reply else { throw .arcad("wait: unexpected reply") }
-        return (batch.next, batch.missed || !batch.events.isEmpty)
+        let reply: Reply
+        do {
+            reply = try client.send(.waitEvents(uid: uid, after: after, timeoutMilliseconds: timeoutMilliseconds))
+        } catch { throw .arcad("wait: \(error.description)") }
+        switch reply {
+        case .events(let batch): return (batch.next, batch.missed || !batch.events.isEmpty)
+        case .error(_, let message): throw .arcad("wait: \(message)")
+        default: throw .arcad("wait: unexpected reply from arcad")
+        }
     }
 
-    // The sync requests come with the `syncd` branch's protocol (syncJoin … syncStatus).
-    public func deviceID() throws(SyncAgentError) -> [UInt8]? { throw .arcad("sync requests not available") }
-    public func pull(after: UInt64) throws(SyncAgentError) -> AgentOutbox { throw .arcad("sync requests not available") }
+    public func deviceID() throws(SyncAgentError) -> [UInt8]? {
+        do { return try client.syncStatus(uid: uid).device } catch {
+            // Not set up for this user here: no identity yet.
+            if case .refused(.itemNotFound, _) = error { return nil }
+            throw .arcad("status: \(error.description)")
+        }
+    }
+
+    public func pull(after: UInt64) throws(SyncAgentError) -> AgentOutbox {
+        let outbox = try call("pull") { () throws(SyncCallError) in try client.syncPull(uid: uid, after: after) }
+        return AgentOutbox(
+            records: outbox.records.map { ($0.seq, $0.bytes) }, head: outbox.head.isEmpty ? nil : outbox.head,
+            approvals: outbox.approvals.map { (Hex.encode($0.device), $0.bytes) }, more: outbox.more)
+    }
+
     public func push(_ files: [AgentFile]) throws(SyncAgentError) -> [AgentOutcome] {
-        throw .arcad("sync requests not available")
+        var wire: [SyncFile] = []
+        for file in files {
+            guard let author = Hex.decode(file.author) else { throw .folder("bad device directory \(file.author)") }
+            let kind: SyncFileKind =
+                switch file.kind {
+                case .record: .record
+                case .head: .head
+                case .approval: .approval
+                }
+            wire.append(SyncFile(kind: kind, author: author, bytes: file.bytes))
+        }
+        let outcomes = try call("push") { () throws(SyncCallError) in try client.syncPush(uid: uid, files: wire) }
+        return outcomes.map { outcome in
+            switch outcome.code {
+            case .applied, .duplicate: .applied
+            case .queued: .queued
+            case .refused: .refused(outcome.message)
+            }
+        }
     }
-    public func appliedSeqs() throws(SyncAgentError) -> [String: UInt64] { throw .arcad("sync requests not available") }
-    func join(approver: [UInt8]) throws(SyncAgentError) -> [UInt8] { throw .arcad("sync requests not available") }
-    func approve(_ device: [UInt8]) throws(SyncAgentError) -> (bytes: [UInt8], sas: String) {
-        throw .arcad("sync requests not available")
+
+    public func appliedSeqs() throws(SyncAgentError) -> [String: UInt64] {
+        let status = try status()
+        return Dictionary(status.devices.map { (Hex.encode($0.id), $0.applied) }, uniquingKeysWith: max)
     }
-    func remove(_ device: [UInt8]) throws(SyncAgentError) -> [String] { throw .arcad("sync requests not available") }
-    func status() throws(SyncAgentError) -> SyncStatusReport { throw .arcad("sync requests not available") }
-}
 
-/// arcad's view of the user's circle, for `status`.
-struct SyncStatusReport {
-    var device: [UInt8]
+    func join(approver: [UInt8]) throws(SyncAgentError) -> [UInt8] {
+        try call("join") { () throws(SyncCallError) in try client.syncJoin(uid: uid, approver: approver) }
+    }
 
-    func text(address: DeviceAddress, folder: String) -> String { "this device: \(address)\nfolder: \(folder)\n" }
-    func json(address: DeviceAddress, folder: String) -> String { "{}\n" }
+    /// The code arcad computes for approving `device` (nothing approved).
+    func approvalCode(_ device: [UInt8]) throws(SyncAgentError) -> String {
+        try call("approve") { () throws(SyncCallError) in try client.syncApprovalString(uid: uid, device: device) }
+    }
+
+    /// The signed approval of `device`, after the person checked `code`.
+    func approve(_ device: [UInt8], code: String) throws(SyncAgentError) -> [UInt8] {
+        try call("approve") { () throws(SyncCallError) in
+            try client.syncApprove(uid: uid, device: device, shortAuthenticationString: code)
+        }
+    }
+
+    func remove(_ device: [UInt8]) throws(SyncAgentError) -> SyncRemoval {
+        try call("remove") { () throws(SyncCallError) in try client.syncRemove(uid: uid, device: device) }
+    }
+
+    func status() throws(SyncAgentError) -> SyncStatus {
+        try call("status") { () throws(SyncCallError) in try client.syncStatus(uid: uid) }
+    }
 }

@@ -19,7 +19,7 @@ public final class SyncAgent {
     /// Per peer: the highest record handed to arcad, and the last head and approvals handed over.
     var pushed: [String: UInt64]
     var pushedHeads: [String: [UInt8]] = [:]
-    var pushedApprovals: Set<String> = []
+    var pushedApprovals: [String: [UInt8]] = [:]
     /// Files arcad refused (name and content digest): reported once, offered again only if the
     /// content changes. A refused record ends its author's run until then: what follows it
     /// cannot chain.
@@ -85,7 +85,8 @@ public final class SyncAgent {
         for peer in folder.devices() where peer != device {
             for approved in folder.approvals(peer) where approved == device {
                 let key = peer + "/approvals/" + approved
-                guard !pushedApprovals.contains(key), let bytes = folder.read(peer, "approvals", approved),
+                // Re-published approvals (a new member, a new epoch key) change content: offer them again.
+                guard let bytes = folder.read(peer, "approvals", approved), pushedApprovals[key] != bytes,
                     !refused.contains(Self.key(key, bytes))
                 else { continue }
                 files.append(AgentFile(kind: .approval(device: approved), author: peer, bytes: bytes))
@@ -143,7 +144,7 @@ public final class SyncAgent {
         // Only an unbroken run advances: after a refused record, the ones behind it are offered again.
         case .record(let seq): if seq == (pushed[file.author] ?? 0) + 1 { pushed[file.author] = seq }
         case .head: pushedHeads[file.author] = file.bytes
-        case .approval(let device): pushedApprovals.insert(file.author + "/approvals/" + device)
+        case .approval(let device): pushedApprovals[file.author + "/approvals/" + device] = file.bytes
         }
     }
 

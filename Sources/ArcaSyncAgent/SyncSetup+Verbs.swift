@@ -44,12 +44,13 @@ extension SyncSetup {
                 throw .notConfirmed("not confirmed: nothing approved")
             }
         }
-        let approval = try link.approve(deviceID.bytes)
-        guard approval.sas == code else { throw .arcad("arcad's code \(approval.sas) differs from \(code)") }
+        let arcadCode = try link.approvalCode(deviceID.bytes)
+        guard arcadCode == code else { throw .arcad("arcad's code \(arcadCode) differs from \(code)") }
+        let approval = try link.approve(deviceID.bytes, code: code)
         let path = try folderPath()
         let folder = SyncFolder(root: path)
         try folder.create()
-        try folder.write(approval.bytes, device: Hex.encode(mine), "approvals", device.arca)
+        try folder.write(approval, device: Hex.encode(mine), "approvals", device.arca)
         try syncthing.addDevice(device.syncthing, name: "arca " + deviceID.short, addresses: [address ?? "dynamic"])
         _ = try share(with: [device.syncthing])
         try syncthing.scan(SyncCLI.folderID, sub: Hex.encode(mine))
@@ -59,8 +60,10 @@ extension SyncSetup {
     /// `remove`: arcad rotates the epoch key to the remaining devices and says what the removed one saw.
     func remove(_ hex: String) throws(SyncAgentError) {
         let device = try Self.deviceID(hex.lowercased())
-        let seen = try link().remove(device.bytes)
-        Console.out("removed \(device.short)…; new epoch key sealed to the remaining devices and the recovery key\n")
+        let removal = try link().remove(device.bytes)
+        let seen = removal.seenItems
+        Console.out(
+            "removed \(device.short)…; epoch \(removal.epoch) sealed to the remaining devices and the recovery key\n")
         if seen.isEmpty {
             Console.out("it had seen no synchronizable item\n")
         } else {
@@ -75,7 +78,10 @@ extension SyncSetup {
         let report = try link.status()
         let me = DeviceAddress(arca: Hex.encode(report.device), syncthing: try syncthing.deviceID())
         let path = try folderPath()
-        Console.out(json ? report.json(address: me, folder: path) : report.text(address: me, folder: path))
+        Console.out(
+            json
+                ? SyncStatusReport.json(report, address: me, folder: path)
+                : SyncStatusReport.text(report, address: me, folder: path))
     }
 
     static func spaced(_ code: String) -> String { String(code.prefix(3)) + " " + String(code.dropFirst(3)) }
