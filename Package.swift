@@ -112,7 +112,8 @@ let package = Package(
         .executableTarget(
             name: "bench-arcad", dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring"], path: "bench/arcad",
             exclude: ["run.sh"]),
-        .executableTarget(name: "bench-sync", dependencies: ["ArcaSync", "ArcaCrypto"], path: "bench/sync"),
+        .executableTarget(
+            name: "bench-sync", dependencies: ["ArcaSync", "ArcaCrypto"], path: "bench/sync", exclude: ["run.sh"]),
         .executableTarget(
             name: "bench-keyring", dependencies: ["ArcaKeyring", "ArcaCrypto", "CKeyutils"], path: "bench/keyring"),
 
