@@ -154,7 +154,11 @@ extension Daemon {
                 switch try session.replica.apply(file.bytes) {
                 case .applied: return SyncFileOutcome(code: .applied)
                 case .duplicate: return SyncFileOutcome(code: .duplicate)
-                case .queued: return SyncFileOutcome(code: .queued, message: "waits for an earlier record")
+                case .queued:
+                    // Journaled now: a restart replays it into the replica's wait queue again, so
+                    // it still applies when the earlier record comes (a repeat later is a duplicate).
+                    journal.append(.record(file.bytes))
+                    return SyncFileOutcome(code: .queued, message: "waits for an earlier record")
                 }
             case .head:
                 let head = try SignedHead(parsing: file.bytes)

@@ -30,7 +30,9 @@ extension Daemon {
         case .addAttributeItem(let add): return add.uid
         case .updateAttributeItem(let update): return update.uid
         case .openSession(let opening): return opening.uid
-        case .status, .kdfParameters, .enroll, .closeSession, .lockAll, .copyMatching, .changePassword,
+        case .lockAll:
+            return nil  // every user: see syncAfter
+        case .status, .kdfParameters, .enroll, .closeSession, .copyMatching, .changePassword,
             .passwordReset, .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants,
             .searchAttributeItems, .getAttributeItems, .waitEvents, .searchAttributeReferences, .collectionSettings,
             .confirmCandidate, .exportItems, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove,
@@ -45,6 +47,11 @@ extension Daemon {
     /// sync reports.
     func syncAfter(_ request: Request, reply: Reply) -> Reply {
         if case .error = reply { return reply }
+        if case .lockAll = request {
+            // The replicas hold epoch keys: none stays once afterFirstUnlock is locked.
+            for context in allContexts() { try? context.withLock { state throws(HandlerError) in syncDrop(state) } }
+            return reply
+        }
         guard let uid = Self.syncFollowUp(of: request) else { return reply }
         syncRefresh(uid: uid)
         return reply
@@ -58,15 +65,18 @@ extension Daemon {
             }
             try context(uid).withLock { state throws(HandlerError) in
                 guard let vault = state.vault else { return }
-                guard let key = try? vault.syncStateKey() else {
-                    state.sync = nil
-                    return
-                }
+                guard let key = try? vault.syncStateKey() else { return syncDrop(state) }
                 try syncCatchUp(state: state, vault: vault, key: key)
             }
         } catch {
             Log.warning("uid \(uid): sync: \(error.message)")
         }
+    }
+
+    /// Forgets the user's replica if afterFirstUnlock is locked.
+    func syncDrop(_ state: UserState) {
+        guard state.sync != nil, (try? state.vault?.syncStateKey()) == nil else { return }
+        state.sync = nil
     }
 
     /// Seals the user's unsealed changes, then applies the files queued while locked: in that

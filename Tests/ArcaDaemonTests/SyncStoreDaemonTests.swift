@@ -1,0 +1,80 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSync
+import Foundation
+import Testing
+
+@testable import ArcaDaemon
+
+/// arcad's sync files (issue 17): what survives a restart, a crash mid-append, a tampered
+/// circle, a lock.
+@Suite("arcad sync state files (root)", .serialized)
+struct SyncStoreDaemonTests {
+    let alice: UInt32 = 60_197
+
+    @Test("a record that waits for an earlier one survives a restart and applies when that one comes")
+    func waitingRecordSurvivesRestart() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        circle.addSynced(0, "first", "1")
+        circle.addSynced(0, "second", "2")
+        let records = circle.files(of: 0, for: 1).filter { $0.kind == .record }
+        #expect(records.count == 2)
+        #expect(circle.push([records[1]], to: 1).map(\.code) == [.queued])
+        let second = try circle.machines[1].restarted()
+        second.daemon.restoreParkedKeys()
+        circle.machines[1] = second
+        #expect(circle.push([records[0]], to: 1).map(\.code) == [.applied])
+        #expect(circle.synced(1, "first") == "1")
+        #expect(circle.synced(1, "second") == "2")
+        #expect(circle.status(1)?.devices.first { $0.id == circle.devices[0] }?.applied == 2)
+    }
+
+    @Test("a torn last journal entry (a crash mid-append) is ignored; the rest replays")
+    func tornJournalTail() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        circle.addSynced(0, "kept", "k")
+        circle.carry(0, 1)
+        let journal = SyncStore(stateDirectory: circle.machines[1].directory, uid: alice).journalPath
+        let handle = try #require(FileHandle(forWritingAtPath: journal))
+        handle.seekToEndOfFile()
+        handle.write(Data([1, 0, 0, 0x10, 0xAA, 0xBB]))  // a record entry announcing 4096 bytes, cut short
+        handle.closeFile()
+        let second = try circle.machines[1].restarted()
+        second.daemon.restoreParkedKeys()
+        circle.machines[1] = second
+        #expect(circle.status(1)?.devices.first { $0.id == circle.devices[0] }?.applied == 1)
+        #expect(circle.synced(1, "kept") == "k")
+    }
+
+    @Test("a circle file altered or from another vault does not open: -26275, never a silent new circle")
+    func tamperedCircle() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        let path = SyncStore(stateDirectory: circle.machines[1].directory, uid: alice).circlePath
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+        bytes[bytes.count / 2] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let second = try circle.machines[1].restarted()
+        second.daemon.restoreParkedKeys()
+        circle.machines[1] = second
+        #expect(statusCode(second.send(.syncStatus(uid: alice), as: alice)) == -26275)
+        #expect(statusCode(second.send(.syncPull(uid: alice, after: 0), as: alice)) == -26275)
+    }
+
+    @Test("lock --all drops the replica (it holds epoch keys); the next unlock loads it again")
+    func lockAllDropsTheReplica() throws {
+        let circle = try SyncCircle(uid: alice, count: 1)
+        defer { circle.cleanUp() }
+        circle.addSynced(0, "x", "y")
+        let before = try circle.digest(0)
+        #expect(before != nil)
+        #expect(circle.machines[0].send(.lockAll, as: alice) == .ok)
+        #expect(try circle.digest(0) == nil)
+        #expect(statusCode(circle.machines[0].send(.syncPull(uid: alice, after: 0), as: alice)) == -25308)
+        #expect(circle.machines[0].send(.unlock(uid: alice, key: circle.keys[0]), as: alice) == .ok)
+        #expect(try circle.digest(0) == before)
+    }
+}
