@@ -8,7 +8,8 @@ extension CommandTable {
     /// The resolve verb.
     static let conflictVerbs: [VerbSpec] = [
         VerbSpec(
-            "resolve", "keep one version of a conflicted item on every machine: ITEM and VERSION as find --conflicts shows",
+            "resolve",
+            "keep one version of a conflicted item on every machine: ITEM and VERSION as find --conflicts shows",
             positionals: "ITEM VERSION", maximumPositionals: 2
         ) { parsed throws(UsageError) in try Validation.resolve(parsed) }
     ]

@@ -64,7 +64,8 @@ extension Context {
                 detail: matches.isEmpty ? "item \(item) has no version \(version)" : "version \(version) is ambiguous")
         }
         _ = try send(.syncResolve(uid: uid, item: conflict.item, keep: keep.hash), what: "resolve")
-        output.line("kept version \(Self.hex(keep.hash).prefix(16)) of item \(item)" + (keep.deleted ? " (deleted)" : ""))
+        output.line(
+            "kept version \(Self.hex(keep.hash).prefix(16)) of item \(item)" + (keep.deleted ? " (deleted)" : ""))
     }
 
     private mutating func fetchConflicts() throws(CLIError) -> [SyncConflict] {

@@ -40,7 +40,8 @@ extension Validation {
 
     static func find(_ parsed: ParsedCommand) throws(UsageError) -> Command {
         if parsed.has(.conflicts) { return try findConflicts(parsed) }
-        return .find(try selection(parsed, requireName: false), showSecrets: parsed.has(.showSecret), json: parsed.wantsJSON)
+        return .find(
+            try selection(parsed, requireName: false), showSecrets: parsed.has(.showSecret), json: parsed.wantsJSON)
     }
 
     static func list(_ parsed: ParsedCommand) throws(UsageError) -> Command {

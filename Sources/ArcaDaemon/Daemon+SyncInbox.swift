@@ -35,7 +35,8 @@ extension Daemon {
         if let saved {
             circle = saved
         } else {
-            do { circle = Circle(devices: [try identity.device], epoch: identity.epoch, key: identity.epochKey) } catch {
+            do { circle = Circle(devices: [try identity.device], epoch: identity.epoch, key: identity.epochKey) } catch
+            {
                 throw Self.syncError(error)
             }
         }
@@ -64,8 +65,10 @@ extension Daemon {
                 guard try StateDirectory.existingFile(SyncIdentityStore.path(config.stateDirectory, uid: uid)) else {
                     throw Self.syncNotSetUp
                 }
-                try store.append(files.map { .queued(kind: $0.kind.rawValue, author: $0.author, bytes: $0.bytes) }, toQueue: true)
-                return .syncPushResult(files.map { _ in SyncFileOutcome(code: .queued, message: "the vault is locked") })
+                try store.append(
+                    files.map { .queued(kind: $0.kind.rawValue, author: $0.author, bytes: $0.bytes) }, toQueue: true)
+                return .syncPushResult(
+                    files.map { _ in SyncFileOutcome(code: .queued, message: "the vault is locked") })
             }
             try syncCatchUp(state: state, vault: vault, key: key)
             return .syncPushResult(try applySyncFiles(files, state: state, vault: vault, key: key))
@@ -103,7 +106,9 @@ extension Daemon {
                 continue
             }
             let outcome = Self.applyOne(file, session: session, journal: &extra)
-            if outcome.code == .refused { session.note("\(file.kind) from \(Self.short(file.author)): \(outcome.message)") }
+            if outcome.code == .refused {
+                session.note("\(file.kind) from \(Self.short(file.author)): \(outcome.message)")
+            }
             if file.kind == .approval, outcome.code == .applied {
                 try store.saveCircle(session.replica.circle, key: key)
             }
@@ -149,7 +154,8 @@ extension Daemon {
             case .record:
                 let record = try SyncRecord(parsing: file.bytes)
                 guard record.header.author == author else {
-                    return SyncFileOutcome(code: .refused, message: "a record in \(author.short)'s folder names another author")
+                    return SyncFileOutcome(
+                        code: .refused, message: "a record in \(author.short)'s folder names another author")
                 }
                 switch try session.replica.apply(file.bytes) {
                 case .applied: return SyncFileOutcome(code: .applied)
@@ -163,7 +169,8 @@ extension Daemon {
             case .head:
                 let head = try SignedHead(parsing: file.bytes)
                 guard head.author == author else {
-                    return SyncFileOutcome(code: .refused, message: "a head in \(author.short)'s folder names another author")
+                    return SyncFileOutcome(
+                        code: .refused, message: "a head in \(author.short)'s folder names another author")
                 }
                 guard author != session.device else { return SyncFileOutcome(code: .duplicate) }
                 if session.lastHeads[author] == file.bytes { return SyncFileOutcome(code: .duplicate) }
@@ -208,7 +215,8 @@ extension Daemon {
                     guard owners[portable.primaryKey]?.ref == ref else { continue }
                     try vault.putSynced(portable)
                     wrote = true
-                } else if let any = item.versions.values.first(where: { !$0.deleted }), let portable = Self.portable(any),
+                } else if let any = item.versions.values.first(where: { !$0.deleted }),
+                    let portable = Self.portable(any),
                     owners[portable.primaryKey] == nil
                 {
                     try vault.removeSynced(portable)
@@ -241,7 +249,8 @@ extension Daemon {
     /// A version's item, if it is one that may be synced.
     static func portable(_ version: ItemVersion) -> PortableItem? {
         guard !version.deleted, let empty = try? SecretBytes(count: 0),
-            let item = try? PortableItem(encodedAttributes: version.body.attributes, secret: version.body.secret ?? empty),
+            let item = try? PortableItem(
+                encodedAttributes: version.body.attributes, secret: version.body.secret ?? empty),
             item.isSynchronizable
         else { return nil }
         return item

@@ -97,7 +97,9 @@ final class SyncSession {
         }
         let head: [UInt8]
         do { head = try replica.head().bytes } catch { throw HandlerError(.internalComponent, "cannot sign the head") }
-        let published = approvals.sorted { $0.key < $1.key }.map { SyncOutboxApproval(device: $0.key.bytes, bytes: $0.value) }
+        let published = approvals.sorted { $0.key < $1.key }.map {
+            SyncOutboxApproval(device: $0.key.bytes, bytes: $0.value)
+        }
         return SyncOutbox(device: device.bytes, records: records, head: head, approvals: published, more: more)
     }
 

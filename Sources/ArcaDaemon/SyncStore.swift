@@ -77,8 +77,13 @@ struct SyncStore {
             var circle: Circle?
             for _ in 0..<(try r.u32()) {
                 let e = try r.u32()
-                let k = try KeyWrap.unwrap(try r.take(KeyWrap.wrappedLength), with: key, context: Self.epochContext(uid, e))
-                if circle == nil { circle = Circle(devices: [], epoch: e, key: k) } else { circle?.addEpochKey(k, epoch: e) }
+                let k = try KeyWrap.unwrap(
+                    try r.take(KeyWrap.wrappedLength), with: key, context: Self.epochContext(uid, e))
+                if circle == nil {
+                    circle = Circle(devices: [], epoch: e, key: k)
+                } else {
+                    circle?.addEpochKey(k, epoch: e)
+                }
             }
             guard var circle, circle.currentEpoch == epoch else { throw SyncError.malformed("circle epochs") }
             for (device, removed) in members {
@@ -87,7 +92,8 @@ struct SyncStore {
             }
             return circle
         } catch {
-            throw HandlerError(.decode, "\(circlePath) does not open with this vault's key (damaged or not this vault's)")
+            throw HandlerError(
+                .decode, "\(circlePath) does not open with this vault's key (damaged or not this vault's)")
         }
     }
 
@@ -182,6 +188,12 @@ struct SyncStore {
     }
 
     private func replace(_ path: String, with bytes: [UInt8]) throws(HandlerError) {
+        try Self.writeAtomically(path, bytes, directory: directory)
+    }
+
+    /// Writes `bytes` to `path` (0600) through a temporary file, fsync and rename, so a crash
+    /// leaves the old content or the new, never a mix.
+    static func writeAtomically(_ path: String, _ bytes: [UInt8], directory: String) throws(HandlerError) {
         let temporary = path + ".tmp"
         do {
             try FileSystem.removeIfPresent(temporary)

@@ -44,7 +44,8 @@ struct CommandTableTests {
         "sync": (["init"], .action(VerbAction(verb: "sync", arguments: ["init"]) { _, _ in })),
         "resolve": (
             [String(repeating: "ab", count: 16), "0123ABCD"],
-            .action(VerbAction(verb: "resolve", arguments: [String(repeating: "ab", count: 16), "0123abcd"]) { _, _ in })
+            .action(
+                VerbAction(verb: "resolve", arguments: [String(repeating: "ab", count: 16), "0123abcd"]) { _, _ in })
         ),
         "add-generic-password": (
             item + ["-w", "pw"],

@@ -85,7 +85,8 @@ final class SyncCircle {
 
     /// The replica's merged-state digest on machine `index`.
     func digest(_ index: Int) throws -> Digest? {
-        try machines[index].daemon.context(uid).withLock { state throws(HandlerError) in state.sync?.replica.stateDigest }
+        try machines[index].daemon.context(uid).withLock { state throws(HandlerError) in state.sync?.replica.stateDigest
+        }
     }
 
     /// Adds a synchronizable generic password on machine `index`.

@@ -47,9 +47,11 @@ struct SyncExchangeDaemonTests {
         defer { circle.cleanUp() }
         let a = circle.machines[0]
         _ = a.send(addRequest(alice, "local-only", "alice", "stays-here-1"), as: alice)
-        _ = a.send(addRequest(alice, "host-only", "alice", "stays-here-2", accessible: .whenUnlockedThisDeviceOnly), as: alice)
+        _ = a.send(
+            addRequest(alice, "host-only", "alice", "stays-here-2", accessible: .whenUnlockedThisDeviceOnly), as: alice)
         // A synchronizable item can never be ThisDeviceOnly: the vault refuses it.
-        #expect(statusCode(circle.addSynced(0, "bad", "stays-here-3", accessible: .afterFirstUnlockThisDeviceOnly)) == -50)
+        #expect(
+            statusCode(circle.addSynced(0, "bad", "stays-here-3", accessible: .afterFirstUnlockThisDeviceOnly)) == -50)
         guard case .syncOutbox(let empty) = a.send(.syncPull(uid: alice, after: 0), as: alice) else {
             Issue.record("no outbox")
             return
@@ -62,7 +64,9 @@ struct SyncExchangeDaemonTests {
         }
         #expect(outbox.records.map(\.seq) == [1])
         let wire = outbox.records.flatMap(\.bytes) + outbox.head + outbox.approvals.flatMap(\.bytes)
-        for needle in ["stays-here-1", "stays-here-2", "stays-here-3", "local-only", "host-only", "leaves-1", "travels", "alice"] {
+        for needle in [
+            "stays-here-1", "stays-here-2", "stays-here-3", "local-only", "host-only", "leaves-1", "travels", "alice",
+        ] {
             #expect(!contains(wire, needle), "\(needle) in clear")
         }
         var state: [UInt8] = []
@@ -72,8 +76,10 @@ struct SyncExchangeDaemonTests {
         for needle in ["stays-here", "leaves-1", "travels", "alice"] { #expect(!contains(state, needle)) }
         circle.carry(0, 1)
         #expect(circle.synced(1, "travels") == "leaves-1")
-        #expect(secretText(circle.machines[1].send(getRequest(alice, "local-only", "alice"), as: alice)) == "error -25300")
-        #expect(secretText(circle.machines[1].send(getRequest(alice, "host-only", "alice"), as: alice)) == "error -25300")
+        #expect(
+            secretText(circle.machines[1].send(getRequest(alice, "local-only", "alice"), as: alice)) == "error -25300")
+        #expect(
+            secretText(circle.machines[1].send(getRequest(alice, "host-only", "alice"), as: alice)) == "error -25300")
         // Pull after a sequence number returns only what follows it.
         guard case .syncOutbox(let after) = a.send(.syncPull(uid: alice, after: 1), as: alice) else { return }
         #expect(after.records.isEmpty && !after.more)
@@ -110,7 +116,8 @@ struct SyncExchangeDaemonTests {
         let edit = conflict.versions[1]
         #expect(!edit.winner && !edit.deleted && edit.author == circle.devices[0])
         #expect(edit.attributes[.service] == .string("shared"))
-        #expect(circle.machines[1].send(.syncResolve(uid: alice, item: conflict.item, keep: edit.hash), as: alice) == .ok)
+        #expect(
+            circle.machines[1].send(.syncResolve(uid: alice, item: conflict.item, keep: edit.hash), as: alice) == .ok)
         #expect(circle.synced(1, "shared") == "v2-from-a")
         circle.exchangeAll()
         for i in 0..<3 {

@@ -42,7 +42,8 @@ struct SyncRefusalDaemonTests {
         // A's head from before its last record: a rollback.
         let rolledBack = circle.push([oldHead], to: 1)
         #expect(rolledBack.map(\.code) == [.refused])
-        #expect(rolledBack.first?.message == "device \(try DeviceID(circle.devices[0]).short) head rolled back from 2 to 1")
+        #expect(
+            rolledBack.first?.message == "device \(try DeviceID(circle.devices[0]).short) head rolled back from 2 to 1")
         let reports = circle.status(1)?.reports ?? []
         #expect(reports.filter { $0.contains("bad signature") }.count == 4)
         #expect(reports.contains { $0.contains("rolled back from 2 to 1") })
@@ -71,7 +72,9 @@ struct SyncRefusalDaemonTests {
         circle.addSynced(2, "from-c", "before")
         circle.exchangeAll()
         #expect(circle.synced(1, "from-c") == "before")
-        guard case .syncRemoval(let removal) = circle.machines[0].send(.syncRemove(uid: alice, device: circle.devices[2]), as: alice)
+        guard
+            case .syncRemoval(let removal) = circle.machines[0].send(
+                .syncRemove(uid: alice, device: circle.devices[2]), as: alice)
         else {
             Issue.record("remove failed")
             return
@@ -121,7 +124,8 @@ struct SyncRefusalDaemonTests {
         // Bob's own vault, even with a circle of his own, takes none of alice's records.
         _ = try enrolled(circle.machines[1], bob)
         _ = circle.machines[1].send(.syncInit(uid: bob), as: bob)
-        guard case .syncPushResult(let outcomes) = circle.machines[1].send(.syncPush(uid: bob, files: files), as: bob) else {
+        guard case .syncPushResult(let outcomes) = circle.machines[1].send(.syncPush(uid: bob, files: files), as: bob)
+        else {
             Issue.record("push failed")
             return
         }
@@ -129,7 +133,9 @@ struct SyncRefusalDaemonTests {
         var attributes = genp("mail", "alice")
         attributes[.synchronizable] = .bool(true)
         let query = Query(itemClass: .genericPassword, attributes: attributes, returnFlags: .data)
-        #expect(secretText(circle.machines[1].send(.copyMatching(vault: .user(uid: bob), query: query), as: bob)) == "error -25300")
+        #expect(
+            secretText(circle.machines[1].send(.copyMatching(vault: .user(uid: bob), query: query), as: bob))
+                == "error -25300")
     }
 
     @Test("approve checks the short authentication string; join is refused once set up; not set up: -25300")
@@ -140,7 +146,8 @@ struct SyncRefusalDaemonTests {
         defer { other.cleanUp() }
         _ = try enrolled(other, alice)
         #expect(statusCode(other.send(.syncStatus(uid: alice), as: alice)) == -25300)
-        guard case .syncDevice(let id) = other.send(.syncJoin(uid: alice, approver: circle.devices[0]), as: alice) else {
+        guard case .syncDevice(let id) = other.send(.syncJoin(uid: alice, approver: circle.devices[0]), as: alice)
+        else {
             Issue.record("join failed")
             return
         }
@@ -148,7 +155,10 @@ struct SyncRefusalDaemonTests {
         #expect(waiting.device == id && waiting.awaitingApprovalFrom == circle.devices[0])
         let sas = Enrollment.shortAuthenticationString(try DeviceID(circle.devices[0]), try DeviceID(id))
         let wrong = sas == "000000" ? "000001" : "000000"
-        #expect(statusCode(circle.machines[0].send(.syncApprove(uid: alice, device: id, shortAuthenticationString: wrong), as: alice)) == -25293)
+        #expect(
+            statusCode(
+                circle.machines[0].send(
+                    .syncApprove(uid: alice, device: id, shortAuthenticationString: wrong), as: alice)) == -25293)
         #expect(circle.status(0)?.devices.count == 1)
         #expect(statusCode(other.send(.syncJoin(uid: alice, approver: circle.devices[0]), as: alice)) == -25299)
         #expect(statusCode(circle.machines[0].send(.syncJoin(uid: alice, approver: id), as: alice)) == -25299)
