@@ -40,7 +40,9 @@ extension Daemon {
                 throw Self.syncError(error)
             }
         }
-        let session = try SyncSession(store: store, signer: identity.signer, circle: circle)
+        let session = try SyncSession(
+            store: store, signer: identity.signer, circle: circle,
+            clockOffsetMilliseconds: config.syncClockOffsetMilliseconds)
         try session.replay()
         state.sync = session
         return session

@@ -26,11 +26,12 @@ final class SyncSession {
 
     var device: DeviceID { replica.device }
 
-    init(store: SyncStore, signer: SigningKey, circle: Circle) throws(HandlerError) {
+    init(store: SyncStore, signer: SigningKey, circle: Circle, clockOffsetMilliseconds: Int = 0) throws(HandlerError) {
         self.store = store
         self.signer = signer
+        let source = OffsetClock(offsetMilliseconds: Int64(clockOffsetMilliseconds))
         do {
-            replica = try SyncReplica(signer: signer, circle: circle, clock: HybridLogicalClock(source: SystemClock()))
+            replica = try SyncReplica(signer: signer, circle: circle, clock: HybridLogicalClock(source: source))
         } catch {
             throw HandlerError(.internalComponent, "cannot start the sync replica: \(error)")
         }
@@ -141,5 +142,15 @@ final class SyncSession {
             "record \(seq) of device \(device.short) has a clock more than 5 minutes ahead (accepted)"
         case .refused(let error): error.description
         }
+    }
+}
+
+/// The system clock moved by a fixed offset (`sync_clock_offset_ms`, for skew tests).
+struct OffsetClock: ClockSource {
+    let offsetMilliseconds: Int64
+
+    func nowMillis() -> UInt64 {
+        let now = Int64(clamping: SystemClock().nowMillis())
+        return UInt64(clamping: max(0, now + offsetMilliseconds))
     }
 }

@@ -16,9 +16,14 @@ final class SyncCircle {
     var devices: [[UInt8]] = []
 
     /// `count` machines; the first makes the circle, the others join and are approved by it.
-    init(uid: UInt32, count: Int) throws {
+    /// `clockOffsets[i]` moves machine i's sync clock (`sync_clock_offset_ms`).
+    init(uid: UInt32, count: Int, clockOffsets: [Int] = []) throws {
         self.uid = uid
-        machines = try (0..<count).map { _ in try TestDaemon() }
+        machines = try (0..<count).map { index in
+            var config = DaemonConfig()
+            config.syncClockOffsetMilliseconds = index < clockOffsets.count ? clockOffsets[index] : 0
+            return try TestDaemon(config: config)
+        }
         for m in machines { keys.append(try enrolled(m, uid)) }
         guard case .syncDevice(let first) = machines[0].send(.syncInit(uid: uid), as: uid) else {
             throw SyncCircleError.setUp("init")

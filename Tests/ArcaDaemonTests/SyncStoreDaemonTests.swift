@@ -77,4 +77,21 @@ struct SyncStoreDaemonTests {
         #expect(circle.machines[0].send(.unlock(uid: alice, key: circle.keys[0]), as: alice) == .ok)
         #expect(try circle.digest(0) == before)
     }
+
+    @Test("a clock 10 minutes ahead (sync_clock_offset_ms): its record is accepted, flagged, and its edit wins")
+    func clockAheadIsFlagged() throws {
+        let circle = try SyncCircle(uid: alice, count: 2, clockOffsets: [600_000, 0])
+        defer { circle.cleanUp() }
+        circle.addSynced(0, "skewed", "from-the-future")
+        let outcomes = circle.carry(0, 1)
+        #expect(outcomes.contains { $0.code == .applied })
+        #expect(circle.synced(1, "skewed") == "from-the-future")
+        let flagged = circle.status(1)?.reports.filter { $0.contains("more than 5 minutes ahead (accepted)") }
+        #expect(flagged?.count == 1)
+        // B's later edit still gets a clock past A's (the clock advances on receive), so it wins on both.
+        #expect(circle.updateSynced(1, "skewed", "from-b") == .ok)
+        circle.carry(1, 0)
+        #expect(circle.synced(0, "skewed") == "from-b")
+        #expect(circle.status(0)?.conflicts == 0)
+    }
 }
