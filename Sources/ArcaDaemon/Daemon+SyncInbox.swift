@@ -72,7 +72,7 @@ extension Daemon {
                 return .syncPushResult(
                     files.map { _ in SyncFileOutcome(code: .queued, message: "the vault is locked") })
             }
-            try syncCatchUp(state: state, vault: vault, key: key)
+            try drainSyncQueue(state: state, vault: vault, key: key)
             return .syncPushResult(try applySyncFiles(files, state: state, vault: vault, key: key))
         }
     }
@@ -104,7 +104,13 @@ extension Daemon {
         var extra: [SyncEntry] = []
         for file in files {
             guard let session = try syncSession(state, vault: vault, key: key) else {
-                outcomes.append(try joinOrQueue(file, state: state, vault: vault, key: key, store: store))
+                let outcome = try joinOrQueue(file, state: state, vault: vault, key: key, store: store)
+                outcomes.append(outcome)
+                // Joined: this machine's own synchronizable items become records before anything
+                // from the circle is written over them.
+                if outcome.code == .applied, let joined = try syncSession(state, vault: vault, key: key) {
+                    try sealChanges(joined, vault: vault)
+                }
                 continue
             }
             let outcome = Self.applyOne(file, session: session, journal: &extra)
@@ -204,29 +210,38 @@ extension Daemon {
     func applyWinners(_ session: SyncSession, state: UserState, vault: Vault) throws(HandlerError) -> Bool {
         let changed = session.replica.takeChanges()
         guard !changed.isEmpty else { return false }
-        let owners = Self.primaryKeyOwners(session.replica)
+        session.invalidateOwners()
+        let owners = session.owners()
         var wrote = false
-        for ref in changed.sorted() {
-            guard let item = session.replica.items[ref] else { continue }
-            do {
-                if let winner = item.winner, !winner.deleted {
-                    guard let portable = Self.portable(winner) else {
-                        session.note("item \(ref) carries an item that may not be synced: not written")
-                        continue
+        // One transaction (one fsync) for the whole batch: 10,000 incoming items are one write.
+        do {
+            try vault.batch {
+                for ref in changed.sorted() {
+                    guard let item = session.replica.items[ref] else { continue }
+                    do {
+                        if let winner = item.winner, !winner.deleted {
+                            guard let portable = Self.portable(winner) else {
+                                session.note("item \(ref) carries an item that may not be synced: not written")
+                                continue
+                            }
+                            guard owners[portable.primaryKey]?.ref == ref else { continue }
+                            try vault.putSynced(portable)
+                            wrote = true
+                        } else if let any = item.versions.values.first(where: { !$0.deleted }),
+                            let portable = Self.portable(any),
+                            owners[portable.primaryKey] == nil
+                        {
+                            try vault.removeSynced(portable)
+                            wrote = true
+                        }
+                    } catch {
+                        session.note(
+                            "item \(ref) could not be written into the vault: \(HandlerError.vault(error).message)")
                     }
-                    guard owners[portable.primaryKey]?.ref == ref else { continue }
-                    try vault.putSynced(portable)
-                    wrote = true
-                } else if let any = item.versions.values.first(where: { !$0.deleted }),
-                    let portable = Self.portable(any),
-                    owners[portable.primaryKey] == nil
-                {
-                    try vault.removeSynced(portable)
-                    wrote = true
                 }
-            } catch {
-                session.note("item \(ref) could not be written into the vault: \(HandlerError.vault(error).message)")
             }
+        } catch {
+            throw HandlerError.vault(error)
         }
         if wrote { try republishLoaded(state: state, vault: vault) }
         return wrote

@@ -101,7 +101,7 @@ extension Daemon {
         } catch {
             throw HandlerError.vault(error)
         }
-        let owners = Self.primaryKeyOwners(session.replica)
+        let owners = session.owners()
         var sealed = 0
         do {
             for (pk, item) in here.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
@@ -112,13 +112,15 @@ extension Daemon {
                         continue
                     }
                     _ = try session.replica.write(ref: owner.ref, body: body)
+                    session.noteOwner(pk, ref: owner.ref)
                 } else {
-                    _ = try session.replica.create(body)
+                    session.noteOwner(pk, ref: try session.replica.create(body).0)
                 }
                 sealed += 1
             }
             for (pk, owner) in owners where here[pk] == nil {
                 _ = try session.replica.delete(owner.ref)
+                session.noteOwner(nil, ref: owner.ref)
                 sealed += 1
             }
         } catch {

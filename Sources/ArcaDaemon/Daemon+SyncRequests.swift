@@ -18,7 +18,7 @@ extension Daemon {
         case .syncPull(let uid, let after):
             try authorize(peer, for: uid)
             return try withSync(uid) { state, vault, key throws(HandlerError) -> Reply in
-                try syncCatchUp(state: state, vault: vault, key: key)
+                try drainSyncQueue(state: state, vault: vault, key: key)
                 guard let session = try syncSession(state, vault: vault, key: key) else {
                     let joining = try syncIdentity(uid: uid, vault: vault)?.signer.publicKey ?? []
                     return .syncOutbox(SyncOutbox(device: joining, records: [], head: [], approvals: [], more: false))
@@ -111,7 +111,7 @@ extension Daemon {
 
     private func syncStatus(uid: UInt32) throws(HandlerError) -> Reply {
         try withSync(uid) { state, vault, key throws(HandlerError) -> Reply in
-            try syncCatchUp(state: state, vault: vault, key: key)
+            try drainSyncQueue(state: state, vault: vault, key: key)
             let store = SyncStore(stateDirectory: config.stateDirectory, uid: uid)
             let queued = UInt32(clamping: try store.entries(queue: true).count)
             guard let session = try syncSession(state, vault: vault, key: key) else {

@@ -24,6 +24,30 @@ final class SyncSession {
 
     static let maximumReports = 200
 
+    /// For each primary key, the live circle item that holds it (`Daemon.primaryKeyOwners`),
+    /// cached: computing it opens every live item's attributes, and every local change needs it.
+    private var ownersCache: [[UInt8]: (ref: ItemRef, version: ItemVersion)]?
+
+    /// The primary-key owners, computed again only after the replica changed.
+    func owners() -> [[UInt8]: (ref: ItemRef, version: ItemVersion)] {
+        if let ownersCache { return ownersCache }
+        let computed = Daemon.primaryKeyOwners(replica)
+        ownersCache = computed
+        return computed
+    }
+
+    /// Records that this device's own write made `ref`'s new winner the owner of `pk` (it has
+    /// the newest clock), or forgets the cache when that is not known (a delete, a merge).
+    func noteOwner(_ pk: [UInt8]?, ref: ItemRef) {
+        guard let pk, ownersCache != nil, let winner = replica.items[ref]?.winner, !winner.deleted else {
+            ownersCache = nil
+            return
+        }
+        ownersCache?[pk] = (ref, winner)
+    }
+
+    func invalidateOwners() { ownersCache = nil }
+
     var device: DeviceID { replica.device }
 
     init(store: SyncStore, signer: SigningKey, circle: Circle, clockOffsetMilliseconds: Int = 0) throws(HandlerError) {
@@ -59,6 +83,7 @@ final class SyncSession {
         }
         journaled = replica.journal.count
         replicaReports = replica.reports.count
+        ownersCache = nil
         own = replica.journal.filter { Self.author(of: $0) == device }
         _ = replica.takeChanges()
     }

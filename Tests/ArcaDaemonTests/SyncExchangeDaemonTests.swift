@@ -181,4 +181,20 @@ struct SyncExchangeDaemonTests {
         circle.carry(1, 0)
         #expect(circle.synced(0, "three") == "3")
     }
+
+    @Test("a joining machine's own synchronizable items join the circle; the circle's arrive on it")
+    func joinBringsLocalItems() throws {
+        let circle = try SyncCircle(uid: alice, count: 1)
+        defer { circle.cleanUp() }
+        circle.addSynced(0, "on-a", "a")
+        let b = try TestDaemon()
+        circle.machines.append(b)
+        circle.keys.append(try enrolled(b, alice))
+        #expect(circle.addSynced(1, "on-b", "b") == .items([]))
+        try circle.join(1)
+        #expect(circle.synced(1, "on-a") == "a")
+        circle.carry(1, 0)
+        #expect(circle.synced(0, "on-b") == "b")
+        #expect(try circle.digest(0) == circle.digest(1))
+    }
 }
