@@ -126,7 +126,10 @@ extension Daemon {
             try session.persist(extra)
             let vaultChanged = try applyWinners(session, state: state, vault: vault)
             if vaultChanged { events.post(uid: state.uid, [.itemsChanged]) }
-            if outcomes.contains(where: { $0.code == .applied }) { events.post(uid: state.uid, [.syncChanged]) }
+            // New records or a circle update change this device's head (its acknowledgements) or
+            // approvals; a peer's head alone changes nothing here, so the agent is not woken for it.
+            let moved = zip(files, outcomes).contains { $0.kind != .head && $1.code == .applied }
+            if moved { events.post(uid: state.uid, [.syncChanged]) }
         }
         return outcomes
     }

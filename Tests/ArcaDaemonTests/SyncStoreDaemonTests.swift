@@ -94,4 +94,41 @@ struct SyncStoreDaemonTests {
         #expect(circle.synced(0, "skewed") == "from-b")
         #expect(circle.status(0)?.conflicts == 0)
     }
+
+    @Test("a synchronizable change wakes a waiting agent (syncChanged); a non-synchronizable one does not")
+    func agentWakesOnSyncChanges() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        let a = circle.machines[0]
+        func events(after: UInt64) -> EventBatch? {
+            guard
+                case .events(let batch) = a.send(
+                    .waitEvents(uid: alice, after: after, timeoutMilliseconds: 0), as: alice)
+            else { return nil }
+            return batch
+        }
+        let start = try #require(events(after: 0)).next
+        _ = a.send(addRequest(alice, "local", "alice", "l"), as: alice)
+        let quiet = try #require(events(after: start))
+        #expect(!quiet.events.isEmpty && !quiet.events.contains(.syncChanged))
+        circle.addSynced(0, "travels", "t")
+        let woken = try #require(events(after: quiet.next))
+        #expect(woken.events.last == .syncChanged)
+        // B is woken by A's record (its head's acknowledgements change), not by A's head alone.
+        let b = circle.machines[1]
+        guard case .events(let before) = b.send(.waitEvents(uid: alice, after: 0, timeoutMilliseconds: 0), as: alice)
+        else { return }
+        circle.carry(0, 1)
+        guard
+            case .events(let after) = b.send(
+                .waitEvents(uid: alice, after: before.next, timeoutMilliseconds: 0), as: alice)
+        else { return }
+        #expect(after.events.contains(.syncChanged))
+        circle.carry(0, 1)
+        guard
+            case .events(let again) = b.send(
+                .waitEvents(uid: alice, after: after.next, timeoutMilliseconds: 0), as: alice)
+        else { return }
+        #expect(!again.events.contains(.syncChanged))
+    }
 }
