@@ -51,7 +51,7 @@ public enum CommandTable {
     ]
 
     /// Every verb, in the order `arca --help` lists them (the `security` verbs in their own section).
-    public static let verbs: [VerbSpec] = nativeVerbs + backupVerbs + securityVerbs + syncVerbs
+    public static let verbs: [VerbSpec] = nativeVerbs + backupVerbs + securityVerbs + syncVerbs + conflictVerbs
 
     /// Arca's own verbs.
     static let nativeVerbs: [VerbSpec] = [
@@ -70,7 +70,7 @@ public enum CommandTable {
         ) { parsed throws(UsageError) in try Validation.get(parsed) },
         VerbSpec(
             "find", "print the attributes of the matching items",
-            options: itemOptions + [showSecret], json: true
+            options: itemOptions + [showSecret, conflicts], json: true
         ) { parsed throws(UsageError) in try Validation.find(parsed) },
         VerbSpec(
             "update", "change an item's secret (from stdin or a prompt) and descriptive attributes",

@@ -66,6 +66,8 @@ public struct OptionKey: Hashable, Sendable, CustomStringConvertible {
     public static let authType = OptionKey("auth-type")
     /// `-U, --update` of `add`.
     public static let update = OptionKey("update")
+    /// `--conflicts` of `find`.
+    public static let conflicts = OptionKey("conflicts")
     /// `--keep-secret` of `update`.
     public static let keepSecret = OptionKey("keep-secret")
     /// `--no-recovery-key` of `init`.

@@ -39,7 +39,9 @@ extension Validation {
     }
 
     static func find(_ parsed: ParsedCommand) throws(UsageError) -> Command {
-        .find(try selection(parsed, requireName: false), showSecrets: parsed.has(.showSecret), json: parsed.wantsJSON)
+        if parsed.has(.conflicts) { return try findConflicts(parsed) }
+        return .find(
+            try selection(parsed, requireName: false), showSecrets: parsed.has(.showSecret), json: parsed.wantsJSON)
     }
 
     static func list(_ parsed: ParsedCommand) throws(UsageError) -> Command {

@@ -46,6 +46,10 @@ public struct DaemonConfig: Equatable, Sendable {
     /// The most Argon2id work (passes × MiB) arcad spends on one user's
     /// derivation, and the most a user may give their own vault.
     public var kdfMaxCost = 1024
+    /// Milliseconds added to the system clock where sync reads physical time
+    /// (`sync_clock_offset_ms`): how a test puts one machine's clock ahead or behind, which
+    /// static binaries make impossible with LD_PRELOAD. 0 everywhere else.
+    public var syncClockOffsetMilliseconds = 0
 
     public init() {}
 
@@ -119,6 +123,7 @@ public struct DaemonConfig: Equatable, Sendable {
                     message: "secret_service_class must be 'after-first-unlock' or 'when-unlocked', got '\(value)'")
             }
         case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
+        case "sync_clock_offset_ms": syncClockOffsetMilliseconds = try int(-31_536_000_000...31_536_000_000)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

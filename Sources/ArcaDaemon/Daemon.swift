@@ -55,10 +55,14 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     public func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply {
         if config.idleTimeout > 0 { touch(peer.uid) }
         do {
-            guard let uid = Self.keyChecked(by: request) else { return try dispatch(request, peer: peer) }
-            return try checkingKey(of: uid, peer: peer) { () throws(HandlerError) -> Reply in
-                try dispatch(request, peer: peer)
+            guard let uid = Self.keyChecked(by: request) else {
+                return syncAfter(request, reply: try dispatch(request, peer: peer))
             }
+            return syncAfter(
+                request,
+                reply: try checkingKey(of: uid, peer: peer) { () throws(HandlerError) -> Reply in
+                    try dispatch(request, peer: peer)
+                })
         } catch {
             return error.reply
         }

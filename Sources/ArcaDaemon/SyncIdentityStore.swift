@@ -45,21 +45,7 @@ enum SyncIdentityStore {
         } catch {
             throw HandlerError(.internalComponent, "cannot make a sync identity: \(error)")
         }
-        let temporary = path + ".tmp"
-        do {
-            try FileSystem.removeIfPresent(temporary)
-            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            do {
-                defer { close(fd) }
-                try FileSystem.replaceContent(fd, with: bytes)
-                try FileSystem.sync(fd)
-            }
-            try FileSystem.rename(temporary, path)
-            try FileSystem.syncDirectory("\(stateDirectory)/sync")
-        } catch {
-            try? FileSystem.removeIfPresent(temporary)
-            throw HandlerError(.notAvailable, "cannot create \(path): \(error)")
-        }
+        try SyncStore.writeAtomically(path, bytes, directory: "\(stateDirectory)/sync")
         return identity
     }
 

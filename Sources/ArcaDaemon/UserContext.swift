@@ -57,6 +57,8 @@ final class UserState {
     /// Locked classes whose kernel keys arcad could not all destroy: every lock
     /// and status tries again, and reports them until it succeeds.
     var kernelNotRemoved: Set<KernelClass> = []
+    /// The user's sync replica while afterFirstUnlock is unlocked (Daemon+SyncInbox).
+    var sync: SyncSession?
     /// Monotonic time of the last request, for the idle timeout.
     var lastActivity = Clock.monotonicSeconds()
 

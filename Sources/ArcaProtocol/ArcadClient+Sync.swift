@@ -31,7 +31,9 @@ public enum SyncCallError: Error, Equatable, Sendable, CustomStringConvertible {
 extension ArcadClient {
     /// `arca sync join`: this machine's new device id, waiting for `approver`'s approval.
     public func syncJoin(uid: UInt32, approver: [UInt8]) throws(SyncCallError) -> [UInt8] {
-        return try expect(.syncJoin(uid: uid, approver: approver)) { if case .syncDevice(let v) = $0 { v } else { nil } }
+        return try expect(.syncJoin(uid: uid, approver: approver)) {
+            if case .syncDevice(let v) = $0 { v } else { nil }
+        }
     }
 
     /// The short authentication string for approving `device` (nothing is approved).

@@ -109,6 +109,9 @@ public enum Request: Sendable, Hashable {
     case syncPull(uid: UInt32, after: UInt64)
     /// Files read from the other devices' folders: verified and merged, or queued while the
     /// vault is locked. Replied with ``Reply/syncPushResult(_:)``, one outcome per file.
+    /// Push a folder's approval only from `approvals/<this device>` (one for another device is
+    /// refused), records in sequence order, then its head. Pushing a file again is harmless
+    /// (`duplicate`), so an agent that starts pushes every peer file it finds.
     case syncPush(uid: UInt32, files: [SyncFile])
     /// Removes `device` from the circle and rotates to a new epoch key (`arca sync remove`).
     /// Replied with ``Reply/syncRemoval(_:)``.

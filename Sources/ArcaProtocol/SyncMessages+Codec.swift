@@ -91,7 +91,8 @@ extension WireReader {
         try list(field: "files", limit: ProtocolLimits.maximumListCount) { r throws(ProtocolError) in
             let tag = try r.u8()
             guard let kind = SyncFileKind(rawValue: tag) else { throw .unknownTag(field: "kind", value: UInt32(tag)) }
-            return SyncFile(kind: kind, author: try r.syncID(field: "author"), bytes: try r.syncFileBytes(field: "file"))
+            return SyncFile(
+                kind: kind, author: try r.syncID(field: "author"), bytes: try r.syncFileBytes(field: "file"))
         }
     }
 

@@ -194,8 +194,9 @@ public struct SyncVersion: Sendable, Hashable {
     public var attributes: AttributeMap
 
     /// A version from its parts.
-    public init(hash: [UInt8], author: [UInt8], clockMillis: UInt64, winner: Bool, deleted: Bool, attributes: AttributeMap)
-    {
+    public init(
+        hash: [UInt8], author: [UInt8], clockMillis: UInt64, winner: Bool, deleted: Bool, attributes: AttributeMap
+    ) {
         self.hash = hash
         self.author = author
         self.clockMillis = clockMillis

@@ -78,19 +78,8 @@ extension Vault {
         guard !(item.attributes.accessible?.isThisDeviceOnly ?? false) else {
             throw VaultError.param("a backup cannot carry ThisDeviceOnly items")
         }
-        var key = ItemAttributes()
         let a = item.attributes
-        key.service = a.service ?? ""
-        key.account = a.account ?? ""
-        key.accessGroup = a.accessGroup ?? ""
-        key.synchronizable = a.synchronizable ?? false
-        if item.itemClass == .internetPassword {
-            key.service = nil
-            (key.server, key.protocol, key.port) = (a.server ?? "", a.protocol ?? "", a.port)
-            (key.path, key.securityDomain) = (a.path ?? "", a.securityDomain ?? "")
-            key.authenticationType = a.authenticationType ?? ""
-        }
-        let query = Query(item.itemClass, attributes: key, returnData: true, returnAttributes: true)
+        let query = item.primaryKeyQuery
         let existing: ItemResult?
         do { existing = try copyMatching(query).first } catch VaultError.itemNotFound { existing = nil }
         guard let existing, let here = existing.attributes else {

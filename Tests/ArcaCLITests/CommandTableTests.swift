@@ -42,6 +42,11 @@ struct CommandTableTests {
         "export": (["--to", "f"], .action(VerbAction(verb: "export", arguments: ["f"]) { _, _ in })),
         "import": (["--from", "f"], .action(VerbAction(verb: "import", arguments: ["f"]) { _, _ in })),
         "sync": (["init"], .action(VerbAction(verb: "sync", arguments: ["init"]) { _, _ in })),
+        "resolve": (
+            [String(repeating: "ab", count: 16), "0123ABCD"],
+            .action(
+                VerbAction(verb: "resolve", arguments: [String(repeating: "ab", count: 16), "0123abcd"]) { _, _ in })
+        ),
         "add-generic-password": (
             item + ["-w", "pw"],
             .add(selection, secret: .commandLine("pw"), replaceExisting: false, compatibility: true)

@@ -14,6 +14,7 @@ struct ConfigTests {
         #expect(c.lockOn == .any)
         #expect(c.idleTimeout == 0)
         #expect(c.kdfMaxCost == 1024)
+        #expect(c.syncClockOffsetMilliseconds == 0)
         // The credentials socket follows the request socket unless set.
         var moved = c
         moved.socketPath = "/tmp/t/arcad.sock"
@@ -35,6 +36,7 @@ struct ConfigTests {
             client_timeout_ms=2000
             credentials_socket = /tmp/cred.sock
             kdf_max_cost = 512
+            sync_clock_offset_ms = -600000
             """)
         #expect(c.socketPath == "/tmp/a.sock")
         #expect(c.stateDirectory == "/tmp/state")
@@ -46,6 +48,7 @@ struct ConfigTests {
         #expect(c.clientTimeoutMilliseconds == 2000)
         #expect(c.credentialsSocket == "/tmp/cred.sock")
         #expect(c.kdfMaxCost == 512)
+        #expect(c.syncClockOffsetMilliseconds == -600_000)
     }
 
     @Test("errors name the file and line")

@@ -248,8 +248,12 @@ enum Fixtures {
                 versions: [
                     SyncVersion(
                         hash: key, author: otherKey, clockMillis: 1_700_000_000_000, winner: true, deleted: false,
-                        attributes: [.itemClass: .itemClass(.genericPassword), .service: .string("web"), .account: .string(unicode)]),
-                    SyncVersion(hash: otherKey, author: key, clockMillis: 0, winner: false, deleted: true, attributes: [:]),
+                        attributes: [
+                            .itemClass: .itemClass(.genericPassword), .service: .string("web"),
+                            .account: .string(unicode),
+                        ]),
+                    SyncVersion(
+                        hash: otherKey, author: key, clockMillis: 0, winner: false, deleted: true, attributes: [:]),
                 ])
         ]),
     ]

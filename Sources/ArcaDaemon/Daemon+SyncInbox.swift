@@ -1,0 +1,280 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSync
+import ArcaVault
+
+/// Incoming sync files (issue 17): verified and merged while the vault is unlocked, queued in
+/// arcad's state directory while it is locked; merged winners written into the vault and the
+/// kernel like any add.
+extension Daemon {
+    /// Runs `body` under the user's lock with the vault and its sync state key.
+    /// afterFirstUnlock locked → `errSecInteractionNotAllowed`.
+    func withSync(_ uid: UInt32, _ body: (UserState, Vault, SecretBytes) throws(HandlerError) -> Reply)
+        throws(HandlerError) -> Reply
+    {
+        try context(uid).withLock { state throws(HandlerError) -> Reply in
+            let vault = try requireVault(of: state)
+            let key: SecretBytes
+            do { key = try vault.syncStateKey() } catch {
+                state.sync = nil
+                throw HandlerError.vault(error)
+            }
+            return try body(state, vault, key)
+        }
+    }
+
+    /// The user's sync session, loaded (and the journal replayed) on first use; nil when sync
+    /// is not set up here or a join still waits for its approval.
+    func syncSession(_ state: UserState, vault: Vault, key: SecretBytes) throws(HandlerError) -> SyncSession? {
+        if let session = state.sync { return session }
+        guard let identity = try syncIdentity(uid: state.uid, vault: vault) else { return nil }
+        let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
+        let saved = try store.loadCircle(key: key)
+        if saved == nil, try store.loadJoining() != nil { return nil }
+        let circle: Circle
+        if let saved {
+            circle = saved
+        } else {
+            do { circle = Circle(devices: [try identity.device], epoch: identity.epoch, key: identity.epochKey) } catch
+            {
+                throw Self.syncError(error)
+            }
+        }
+        let session = try SyncSession(
+            store: store, signer: identity.signer, circle: circle,
+            clockOffsetMilliseconds: config.syncClockOffsetMilliseconds)
+        try session.replay()
+        state.sync = session
+        return session
+    }
+
+    func requireSyncSession(_ state: UserState, vault: Vault, key: SecretBytes) throws(HandlerError) -> SyncSession {
+        if let session = try syncSession(state, vault: vault, key: key) { return session }
+        guard try syncIdentity(uid: state.uid, vault: vault) != nil else { throw Self.syncNotSetUp }
+        throw HandlerError(.interactionNotAllowed, "this device waits for its approval ('arca sync join')")
+    }
+
+    /// Whether merged winners can be written: both synced classes unlocked.
+    static func canMerge(_ vault: Vault) -> Bool {
+        vault.unlockedClasses.isSuperset(of: [.whenUnlocked, .afterFirstUnlock])
+    }
+
+    func syncPush(uid: UInt32, files: [SyncFile]) throws(HandlerError) -> Reply {
+        try context(uid).withLock { state throws(HandlerError) -> Reply in
+            let vault = try requireVault(of: state)
+            let store = SyncStore(stateDirectory: config.stateDirectory, uid: uid)
+            guard Self.canMerge(vault), let key = try? vault.syncStateKey() else {
+                guard try StateDirectory.existingFile(SyncIdentityStore.path(config.stateDirectory, uid: uid)) else {
+                    throw Self.syncNotSetUp
+                }
+                try store.append(
+                    files.map { .queued(kind: $0.kind.rawValue, author: $0.author, bytes: $0.bytes) }, toQueue: true)
+                return .syncPushResult(
+                    files.map { _ in SyncFileOutcome(code: .queued, message: "the vault is locked") })
+            }
+            try drainSyncQueue(state: state, vault: vault, key: key)
+            return .syncPushResult(try applySyncFiles(files, state: state, vault: vault, key: key))
+        }
+    }
+
+    /// Applies the files queued while the vault was locked, in the order they came.
+    func drainSyncQueue(state: UserState, vault: Vault, key: SecretBytes) throws(HandlerError) {
+        guard Self.canMerge(vault) else { return }
+        let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
+        let files = try store.entries(queue: true).compactMap { entry -> SyncFile? in
+            guard case .queued(let kind, let author, let bytes) = entry, let k = SyncFileKind(rawValue: kind) else {
+                return nil
+            }
+            return SyncFile(kind: k, author: author, bytes: bytes)
+        }
+        guard !files.isEmpty else { return }
+        // Removed first: a file that must wait again (a join not yet approved) is queued anew.
+        try store.removeQueue()
+        let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key)
+        Log.info("uid \(state.uid): sync: \(outcomes.filter { $0.code == .applied }.count) queued files applied")
+    }
+
+    /// Verifies and merges `files` in order; one outcome each. Refusals change nothing and
+    /// are kept in the reports.
+    func applySyncFiles(_ files: [SyncFile], state: UserState, vault: Vault, key: SecretBytes)
+        throws(HandlerError) -> [SyncFileOutcome]
+    {
+        let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
+        var outcomes: [SyncFileOutcome] = []
+        var extra: [SyncEntry] = []
+        for file in files {
+            guard let session = try syncSession(state, vault: vault, key: key) else {
+                let outcome = try joinOrQueue(file, state: state, vault: vault, key: key, store: store)
+                outcomes.append(outcome)
+                // Joined: this machine's own synchronizable items become records before anything
+                // from the circle is written over them.
+                if outcome.code == .applied, let joined = try syncSession(state, vault: vault, key: key) {
+                    try sealChanges(joined, vault: vault)
+                }
+                continue
+            }
+            let outcome = Self.applyOne(file, session: session, journal: &extra)
+            if outcome.code == .refused {
+                session.note("\(file.kind) from \(Self.short(file.author)): \(outcome.message)")
+            }
+            if file.kind == .approval, outcome.code == .applied {
+                try store.saveCircle(session.replica.circle, key: key)
+            }
+            outcomes.append(outcome)
+        }
+        if let session = state.sync {
+            try session.persist(extra)
+            let vaultChanged = try applyWinners(session, state: state, vault: vault)
+            if vaultChanged { events.post(uid: state.uid, [.itemsChanged]) }
+            // New records or a circle update change this device's head (its acknowledgements) or
+            // approvals; a peer's head alone changes nothing here, so the agent is not woken for it.
+            let moved = zip(files, outcomes).contains { $0.kind != .head && $1.code == .applied }
+            if moved { events.post(uid: state.uid, [.syncChanged]) }
+        }
+        return outcomes
+    }
+
+    /// Before the circle exists (a join waits): the approver's approval completes the join;
+    /// anything else waits in the queue.
+    private func joinOrQueue(_ file: SyncFile, state: UserState, vault: Vault, key: SecretBytes, store: SyncStore)
+        throws(HandlerError) -> SyncFileOutcome
+    {
+        guard let approver = try store.loadJoining(), let identity = try syncIdentity(uid: state.uid, vault: vault)
+        else { throw Self.syncNotSetUp }
+        guard file.kind == .approval, file.author == approver.bytes else {
+            try store.append([.queued(kind: file.kind.rawValue, author: file.author, bytes: file.bytes)], toQueue: true)
+            return SyncFileOutcome(code: .queued, message: "this device waits for its approval")
+        }
+        let circle: Circle
+        do { circle = try Enrollment.accept(file.bytes, from: approver, as: identity.signer) } catch {
+            Log.warning("uid \(state.uid): sync: approval refused: \(error)")
+            return SyncFileOutcome(code: .refused, message: "\(error)")
+        }
+        try store.saveCircle(circle, key: key)
+        try store.removeJoining()
+        Log.info("uid \(state.uid): sync: approved by \(approver.short); joined the circle")
+        return SyncFileOutcome(code: .applied)
+    }
+
+    private static func applyOne(_ file: SyncFile, session: SyncSession, journal: inout [SyncEntry])
+        -> SyncFileOutcome
+    {
+        do {
+            let author = try DeviceID(file.author)
+            switch file.kind {
+            case .record:
+                let record = try SyncRecord(parsing: file.bytes)
+                guard record.header.author == author else {
+                    return SyncFileOutcome(
+                        code: .refused, message: "a record in \(author.short)'s folder names another author")
+                }
+                switch try session.replica.apply(file.bytes) {
+                case .applied: return SyncFileOutcome(code: .applied)
+                case .duplicate: return SyncFileOutcome(code: .duplicate)
+                case .queued:
+                    // Journaled now: a restart replays it into the replica's wait queue again, so
+                    // it still applies when the earlier record comes (a repeat later is a duplicate).
+                    journal.append(.record(file.bytes))
+                    return SyncFileOutcome(code: .queued, message: "waits for an earlier record")
+                }
+            case .head:
+                let head = try SignedHead(parsing: file.bytes)
+                guard head.author == author else {
+                    return SyncFileOutcome(
+                        code: .refused, message: "a head in \(author.short)'s folder names another author")
+                }
+                guard author != session.device else { return SyncFileOutcome(code: .duplicate) }
+                if session.lastHeads[author] == file.bytes { return SyncFileOutcome(code: .duplicate) }
+                try session.replica.observe(head: file.bytes)
+                session.lastHeads[author] = file.bytes
+                journal.append(.head(file.bytes))
+                return SyncFileOutcome(code: .applied)
+            case .approval:
+                guard session.replica.circle.activeDevices.contains(author), author != session.device else {
+                    return SyncFileOutcome(code: .refused, message: "approval from \(author.short), not a member")
+                }
+                if session.lastApprovals[author] == file.bytes { return SyncFileOutcome(code: .duplicate) }
+                session.merge(try Enrollment.accept(file.bytes, from: author, as: session.signer))
+                session.lastApprovals[author] = file.bytes
+                return SyncFileOutcome(code: .applied)
+            }
+        } catch let error as SyncError {
+            return SyncFileOutcome(code: .refused, message: error.description)
+        } catch {
+            return SyncFileOutcome(code: .refused, message: "\(error)")
+        }
+    }
+
+    /// Writes into the vault what the merge changed: a live winner replaces the item with its
+    /// primary key; a winning tombstone deletes it. When two items of the circle share a
+    /// primary key, the one with the greatest (clock, author) is the vault's, everywhere.
+    /// Returns whether the vault changed (then the kernel is refreshed).
+    @discardableResult
+    func applyWinners(_ session: SyncSession, state: UserState, vault: Vault) throws(HandlerError) -> Bool {
+        let changed = session.replica.takeChanges()
+        guard !changed.isEmpty else { return false }
+        session.invalidateOwners()
+        let owners = session.owners()
+        var wrote = false
+        // One transaction (one fsync) for the whole batch: 10,000 incoming items are one write.
+        do {
+            try vault.batch {
+                for ref in changed.sorted() {
+                    guard let item = session.replica.items[ref] else { continue }
+                    do {
+                        if let winner = item.winner, !winner.deleted {
+                            guard let portable = Self.portable(winner) else {
+                                session.note("item \(ref) carries an item that may not be synced: not written")
+                                continue
+                            }
+                            guard owners[portable.primaryKey]?.ref == ref else { continue }
+                            try vault.putSynced(portable)
+                            wrote = true
+                        } else if let any = item.versions.values.first(where: { !$0.deleted }),
+                            let portable = Self.portable(any),
+                            owners[portable.primaryKey] == nil
+                        {
+                            try vault.removeSynced(portable)
+                            wrote = true
+                        }
+                    } catch {
+                        session.note(
+                            "item \(ref) could not be written into the vault: \(HandlerError.vault(error).message)")
+                    }
+                }
+            }
+        } catch {
+            throw HandlerError.vault(error)
+        }
+        if wrote { try republishLoaded(state: state, vault: vault) }
+        return wrote
+    }
+
+    /// For each primary key, the live item of the circle that holds it.
+    static func primaryKeyOwners(_ replica: SyncReplica) -> [[UInt8]: (ref: ItemRef, version: ItemVersion)] {
+        var owners: [[UInt8]: (ref: ItemRef, version: ItemVersion)] = [:]
+        for (ref, version) in replica.liveItems {
+            guard let item = portable(version) else { continue }
+            let pk = item.primaryKey
+            if let held = owners[pk],
+                (held.version.header.clock, held.version.header.author) > (version.header.clock, version.header.author)
+            {
+                continue
+            }
+            owners[pk] = (ref, version)
+        }
+        return owners
+    }
+
+    /// A version's item, if it is one that may be synced.
+    static func portable(_ version: ItemVersion) -> PortableItem? {
+        guard !version.deleted, let empty = try? SecretBytes(count: 0),
+            let item = try? PortableItem(
+                encodedAttributes: version.body.attributes, secret: version.body.secret ?? empty),
+            item.isSynchronizable
+        else { return nil }
+        return item
+    }
+
+    static func short(_ id: [UInt8]) -> String { (try? DeviceID(id))?.short ?? "?" }
+}

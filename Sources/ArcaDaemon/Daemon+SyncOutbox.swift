@@ -1,0 +1,135 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSync
+import ArcaVault
+
+/// Outgoing sync records (issue 17). After any request that may have changed a user's items
+/// (CLI, SecItem, arca-secretd, import) or unlocked them, arcad compares the vault's
+/// synchronizable items with the replica's live items and seals a record for every
+/// difference: a new item is a creation under a fresh ref, a changed one an edit, a vanished
+/// one a tombstone. Comparing states rather than hooking each write path means no path can
+/// forget to sync; a non-synchronizable or ThisDeviceOnly item is never looked at.
+extension Daemon {
+    /// The user whose items `request` may have changed, and whether it may have unlocked them
+    /// (then queued incoming files are applied first). Exhaustive on purpose: a new request
+    /// must say whether it touches synced items.
+    static func syncFollowUp(of request: Request) -> UInt32? {
+        switch request {
+        case .add(let add):
+            if case .user(let uid) = add.vault { return uid }
+            return nil
+        case .update(let update):
+            if case .user(let uid) = update.vault { return uid }
+            return nil
+        case .delete(let vault, _):
+            if case .user(let uid) = vault { return uid }
+            return nil
+        case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
+            .importItems(let uid, _, _), .lock(let uid, _), .deleteAttributeItem(let uid, _), .syncInit(let uid):
+            return uid
+        case .addAttributeItem(let add): return add.uid
+        case .updateAttributeItem(let update): return update.uid
+        case .openSession(let opening): return opening.uid
+        case .lockAll:
+            return nil  // every user: see syncAfter
+        case .status, .kdfParameters, .enroll, .closeSession, .copyMatching, .changePassword,
+            .passwordReset, .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants,
+            .searchAttributeItems, .getAttributeItems, .waitEvents, .searchAttributeReferences, .collectionSettings,
+            .confirmCandidate, .exportItems, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove,
+            .syncStatus, .syncConflicts, .syncResolve:
+            // syncJoin: the first records are sealed once the approval arrives.
+            return nil
+        }
+    }
+
+    /// Runs after a request that succeeded: applies queued incoming files and seals records
+    /// for the user's changed items. Never fails the request; problems go to the log and the
+    /// sync reports.
+    func syncAfter(_ request: Request, reply: Reply) -> Reply {
+        if case .error = reply { return reply }
+        if case .lockAll = request {
+            // The replicas hold epoch keys: none stays once afterFirstUnlock is locked.
+            for context in allContexts() { try? context.withLock { state throws(HandlerError) in syncDrop(state) } }
+            return reply
+        }
+        guard let uid = Self.syncFollowUp(of: request) else { return reply }
+        syncRefresh(uid: uid)
+        return reply
+    }
+
+    /// Drops the replica if afterFirstUnlock is locked, else drains the queue and seals records.
+    func syncRefresh(uid: UInt32) {
+        do {
+            guard try StateDirectory.existingFile(SyncIdentityStore.path(config.stateDirectory, uid: uid)) else {
+                return
+            }
+            try context(uid).withLock { state throws(HandlerError) in
+                guard let vault = state.vault else { return }
+                guard let key = try? vault.syncStateKey() else { return syncDrop(state) }
+                try syncCatchUp(state: state, vault: vault, key: key)
+            }
+        } catch {
+            Log.warning("uid \(uid): sync: \(error.message)")
+        }
+    }
+
+    /// Forgets the user's replica if afterFirstUnlock is locked.
+    func syncDrop(_ state: UserState) {
+        guard state.sync != nil, (try? state.vault?.syncStateKey()) == nil else { return }
+        state.sync = nil
+    }
+
+    /// Seals the user's unsealed changes, then applies the files queued while locked: in that
+    /// order, so that an edit made while the queue waited becomes a record (and, if concurrent,
+    /// a conflict sibling) instead of being overwritten unseen.
+    func syncCatchUp(state: UserState, vault: Vault, key: SecretBytes) throws(HandlerError) {
+        if let session = try syncSession(state, vault: vault, key: key), try sealChanges(session, vault: vault) > 0 {
+            events.post(uid: state.uid, [.syncChanged])
+        }
+        try drainSyncQueue(state: state, vault: vault, key: key)
+    }
+
+    /// Seals a record for each difference between the vault's synchronizable items and the
+    /// replica's live ones; the number sealed. Needs both classes unlocked (else a locked
+    /// item would look deleted): otherwise nothing is done until the next unlock.
+    @discardableResult
+    func sealChanges(_ session: SyncSession, vault: Vault) throws(HandlerError) -> Int {
+        guard Self.canMerge(vault) else { return 0 }
+        var here: [[UInt8]: PortableItem] = [:]
+        do {
+            for item in try vault.synchronizableItems() { here[item.primaryKey] = item }
+        } catch {
+            throw HandlerError.vault(error)
+        }
+        let owners = session.owners()
+        var sealed = 0
+        do {
+            for (pk, item) in here.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+                let body = RecordBody(attributes: item.encodedAttributes, secret: item.secret)
+                if let owner = owners[pk] {
+                    let secret = try owner.version.body.secret ?? SecretBytes(count: 0)
+                    if owner.version.body.attributes == body.attributes, secret == item.secret {
+                        continue
+                    }
+                    _ = try session.replica.write(ref: owner.ref, body: body)
+                    session.noteOwner(pk, ref: owner.ref)
+                } else {
+                    session.noteOwner(pk, ref: try session.replica.create(body).0)
+                }
+                sealed += 1
+            }
+            for (pk, owner) in owners where here[pk] == nil {
+                _ = try session.replica.delete(owner.ref)
+                session.noteOwner(nil, ref: owner.ref)
+                sealed += 1
+            }
+        } catch {
+            throw Self.syncError(error)
+        }
+        guard sealed > 0 else { return 0 }
+        // The vault already holds what these records say.
+        _ = session.replica.takeChanges()
+        try session.persist()
+        return sealed
+    }
+}

@@ -1,0 +1,181 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSync
+
+/// One user's sync state in arcad's memory while the afterFirstUnlock class is unlocked: the
+/// replica rebuilt from the journal, the approvals this device publishes, the reports.
+/// Dropped when that class locks (it holds the epoch keys).
+final class SyncSession {
+    let store: SyncStore
+    let signer: SigningKey
+    var replica: SyncReplica
+    /// The approvals (and circle updates) this device publishes, by device.
+    var approvals: [DeviceID: [UInt8]] = [:]
+    /// The last head and circle update accepted from each peer (a repeat is a duplicate).
+    var lastHeads: [DeviceID: [UInt8]] = [:]
+    var lastApprovals: [DeviceID: [UInt8]] = [:]
+    /// Refusals and flags for `arca sync status`, oldest first, at most `maximumReports`.
+    private(set) var reports: [String] = []
+    /// This device's own records, by sequence number − 1.
+    private(set) var own: [[UInt8]] = []
+    /// How much of `replica.journal` and `replica.reports` is already persisted / reported.
+    private var journaled = 0
+    private var replicaReports = 0
+
+    static let maximumReports = 200
+
+    /// For each primary key, the live circle item that holds it (`Daemon.primaryKeyOwners`),
+    /// cached: computing it opens every live item's attributes, and every local change needs it.
+    private var ownersCache: [[UInt8]: (ref: ItemRef, version: ItemVersion)]?
+
+    /// The primary-key owners, computed again only after the replica changed.
+    func owners() -> [[UInt8]: (ref: ItemRef, version: ItemVersion)] {
+        if let ownersCache { return ownersCache }
+        let computed = Daemon.primaryKeyOwners(replica)
+        ownersCache = computed
+        return computed
+    }
+
+    /// Records that this device's own write made `ref`'s new winner the owner of `pk` (it has
+    /// the newest clock), or forgets the cache when that is not known (a delete, a merge).
+    func noteOwner(_ pk: [UInt8]?, ref: ItemRef) {
+        guard let pk, ownersCache != nil, let winner = replica.items[ref]?.winner, !winner.deleted else {
+            ownersCache = nil
+            return
+        }
+        ownersCache?[pk] = (ref, winner)
+    }
+
+    func invalidateOwners() { ownersCache = nil }
+
+    var device: DeviceID { replica.device }
+
+    init(store: SyncStore, signer: SigningKey, circle: Circle, clockOffsetMilliseconds: Int = 0) throws(HandlerError) {
+        self.store = store
+        self.signer = signer
+        let source = OffsetClock(offsetMilliseconds: Int64(clockOffsetMilliseconds))
+        do {
+            replica = try SyncReplica(signer: signer, circle: circle, clock: HybridLogicalClock(source: source))
+        } catch {
+            throw HandlerError(.internalComponent, "cannot start the sync replica: \(error)")
+        }
+    }
+
+    /// Replays the journal: every record in order, then the heads and approvals. A restart
+    /// thus rebuilds exactly the replica that was saved.
+    func replay() throws(HandlerError) {
+        for entry in try store.entries() {
+            switch entry {
+            case .record(let bytes):
+                do { try replica.apply(bytes) } catch { note("journal record refused at replay: \(error)") }
+            case .head(let bytes):
+                do {
+                    try replica.observe(head: bytes)
+                    if let head = try? SignedHead(parsing: bytes) { lastHeads[head.author] = bytes }
+                } catch {
+                    note("journal head refused at replay: \(error)")
+                }
+            case .approval(let device, let bytes):
+                if let id = try? DeviceID(device) { approvals[id] = bytes }
+            case .queued:
+                continue
+            }
+        }
+        journaled = replica.journal.count
+        replicaReports = replica.reports.count
+        ownersCache = nil
+        own = replica.journal.filter { Self.author(of: $0) == device }
+        _ = replica.takeChanges()
+    }
+
+    /// Appends what the replica applied since the last call (and `extra` entries) to the journal.
+    func persist(_ extra: [SyncEntry] = []) throws(HandlerError) {
+        let fresh = Array(replica.journal[journaled...])
+        try store.append(fresh.map { .record($0) } + extra)
+        journaled = replica.journal.count
+        own += fresh.filter { Self.author(of: $0) == device }
+        for report in replica.reports[replicaReports...] { note(Self.describe(report)) }
+        replicaReports = replica.reports.count
+    }
+
+    /// Adds a report (a refusal, a flag), dropping the oldest beyond the cap.
+    func note(_ message: String) {
+        reports.append(message)
+        if reports.count > Self.maximumReports { reports.removeFirst(reports.count - Self.maximumReports) }
+        Log.warning("uid \(store.uid): sync: \(message)")
+    }
+
+    /// This device's records after `after`, as many as fit well inside one reply.
+    func outbox(after: UInt64) throws(HandlerError) -> SyncOutbox {
+        var records: [SyncOutboxRecord] = []
+        var size = 0
+        var more = false
+        if after < UInt64(own.count) {
+            for index in Int(after)..<own.count {
+                let bytes = own[index]
+                if !records.isEmpty && size + bytes.count > ProtocolLimits.maximumFrameLength / 2 {
+                    more = true
+                    break
+                }
+                size += bytes.count
+                records.append(SyncOutboxRecord(seq: UInt64(index + 1), bytes: bytes))
+            }
+        }
+        let head: [UInt8]
+        do { head = try replica.head().bytes } catch { throw HandlerError(.internalComponent, "cannot sign the head") }
+        let published = approvals.sorted { $0.key < $1.key }.map {
+            SyncOutboxApproval(device: $0.key.bytes, bytes: $0.value)
+        }
+        return SyncOutbox(device: device.bytes, records: records, head: head, approvals: published, more: more)
+    }
+
+    /// Signs a fresh approval for every active member but this device (and `except`): how
+    /// members learn of a new member, a removal, or a new epoch key.
+    func refreshCircleUpdates() throws(HandlerError) -> [SyncEntry] {
+        var entries: [SyncEntry] = []
+        for member in replica.circle.activeDevices where member != device {
+            do {
+                let bytes = try Enrollment.approve(member, circle: &replica.circle, signer: signer)
+                approvals[member] = bytes
+                entries.append(.approval(device: member.bytes, bytes: bytes))
+            } catch {
+                throw HandlerError(.internalComponent, "cannot sign a circle update: \(error)")
+            }
+        }
+        return entries
+    }
+
+    /// Merges a circle update signed by a member: new members, removals (the earliest
+    /// cut-off stays), newer epoch keys. Never un-removes a device.
+    func merge(_ update: Circle) {
+        for (device, member) in update.members {
+            replica.circle.approve(device)
+            guard let cutoff = member.removedAfter else { continue }
+            let mine = replica.circle.members[device]?.removedAfter
+            if mine == nil || cutoff < mine ?? 0 { try? replica.circle.remove(device, lastAccepted: cutoff) }
+        }
+        if let key = try? update.key(epoch: update.currentEpoch) {
+            replica.circle.addEpochKey(key, epoch: update.currentEpoch)
+        }
+    }
+
+    static func author(of record: [UInt8]) -> DeviceID? { (try? SyncRecord(parsing: record))?.header.author }
+
+    static func describe(_ report: SyncReport) -> String {
+        switch report {
+        case .clockAhead(let device, let seq):
+            "record \(seq) of device \(device.short) has a clock more than 5 minutes ahead (accepted)"
+        case .refused(let error): error.description
+        }
+    }
+}
+
+/// The system clock moved by a fixed offset (`sync_clock_offset_ms`, for skew tests).
+struct OffsetClock: ClockSource {
+    let offsetMilliseconds: Int64
+
+    func nowMillis() -> UInt64 {
+        let now = Int64(clamping: SystemClock().nowMillis())
+        return UInt64(clamping: max(0, now + offsetMilliseconds))
+    }
+}

@@ -1,0 +1,236 @@
+import ArcaCrypto
+import ArcaSync
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One entry of a user's sync journal or incoming queue.
+enum SyncEntry: Equatable {
+    /// A record applied here (own or a peer's): replaying them in order rebuilds the replica.
+    case record([UInt8])
+    /// A peer's head this device checked: re-observed at restart, so a rollback stays detected.
+    case head([UInt8])
+    /// An approval (or circle update) this device publishes for `device`; the last one wins.
+    case approval(device: [UInt8], bytes: [UInt8])
+    /// A pushed file kept while the vault was locked.
+    case queued(kind: UInt8, author: [UInt8], bytes: [UInt8])
+}
+
+/// arcad's own sync files for one user, in `<state>/sync/` (0700), each 0600 root, never in
+/// a user-controlled directory (ARCHITECTURE §12):
+///
+/// - `<uid>.circle`: the circle (members, removal cut-offs, every epoch key held), AEAD-sealed
+///   under `Vault.syncStateKey()` with "arca.sync-circle.v1" ‖ uid as associated data;
+///   rewritten atomically (temporary file, fsync, rename).
+/// - `<uid>.joining`: the 32-byte id of the member expected to approve this device.
+/// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval) | u32 length |
+///   bytes` (an approval's bytes start with the 32-byte device). Records and heads are signed
+///   ciphertext already; a torn last entry (a crash mid-append) is ignored.
+/// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
+///   for an unlock; removed once applied.
+struct SyncStore {
+    let directory: String
+    let uid: UInt32
+
+    init(stateDirectory: String, uid: UInt32) {
+        directory = "\(stateDirectory)/sync"
+        self.uid = uid
+    }
+
+    var circlePath: String { "\(directory)/\(uid).circle" }
+    var joiningPath: String { "\(directory)/\(uid).joining" }
+    var journalPath: String { "\(directory)/\(uid).journal" }
+    var queuePath: String { "\(directory)/\(uid).queue" }
+
+    // MARK: Circle
+
+    func saveCircle(_ circle: Circle, key: SecretBytes) throws(HandlerError) {
+        var plain: [UInt8] = Self.be32(circle.currentEpoch)
+        let members = circle.members.values.sorted { $0.device < $1.device }
+        plain += Self.be32(UInt32(members.count))
+        for m in members { plain += m.device.bytes + Self.be64(m.removedAfter.map { $0 + 1 } ?? 0) }
+        var keys: [(UInt32, SecretBytes)] = []
+        for epoch in 0...circle.currentEpoch { if let k = try? circle.key(epoch: epoch) { keys.append((epoch, k)) } }
+        plain += Self.be32(UInt32(keys.count))
+        do {
+            for (epoch, k) in keys {
+                plain += Self.be32(epoch) + (try KeyWrap.wrap(k, with: key, context: Self.epochContext(uid, epoch)))
+            }
+            let sealed = try AEAD.seal(plain, key: key, associatedData: circleContext).combined
+            try replace(circlePath, with: sealed)
+        } catch let error as HandlerError {
+            throw error
+        } catch {
+            throw HandlerError(.internalComponent, "cannot seal the sync circle: \(error)")
+        }
+    }
+
+    /// The circle, or nil if none was saved. Altered or another vault's → `errSecDecode`.
+    func loadCircle(key: SecretBytes) throws(HandlerError) -> Circle? {
+        guard let sealed = try read(circlePath, limit: 1 << 20) else { return nil }
+        do {
+            var r = Reader(try AEAD.openBytes(SealedBox(combined: sealed), key: key, associatedData: circleContext))
+            let epoch = try r.u32()
+            var members: [(DeviceID, UInt64)] = []
+            for _ in 0..<(try r.u32()) { members.append((try DeviceID(try r.take(32)), try r.u64())) }
+            var circle: Circle?
+            for _ in 0..<(try r.u32()) {
+                let e = try r.u32()
+                let k = try KeyWrap.unwrap(
+                    try r.take(KeyWrap.wrappedLength), with: key, context: Self.epochContext(uid, e))
+                if circle == nil {
+                    circle = Circle(devices: [], epoch: e, key: k)
+                } else {
+                    circle?.addEpochKey(k, epoch: e)
+                }
+            }
+            guard var circle, circle.currentEpoch == epoch else { throw SyncError.malformed("circle epochs") }
+            for (device, removed) in members {
+                circle.approve(device)
+                if removed > 0 { try circle.remove(device, lastAccepted: removed - 1) }
+            }
+            return circle
+        } catch {
+            throw HandlerError(
+                .decode, "\(circlePath) does not open with this vault's key (damaged or not this vault's)")
+        }
+    }
+
+    // MARK: Joining
+
+    func saveJoining(approver: DeviceID) throws(HandlerError) { try replace(joiningPath, with: approver.bytes) }
+
+    func loadJoining() throws(HandlerError) -> DeviceID? {
+        guard let bytes = try read(joiningPath, limit: 64) else { return nil }
+        do { return try DeviceID(bytes) } catch { throw HandlerError(.decode, "\(joiningPath) is damaged") }
+    }
+
+    func removeJoining() throws(HandlerError) { try remove(joiningPath) }
+
+    // MARK: Journal and queue
+
+    func append(_ entries: [SyncEntry], toQueue: Bool = false) throws(HandlerError) {
+        guard !entries.isEmpty else { return }
+        var bytes: [UInt8] = []
+        for entry in entries {
+            let (kind, body): (UInt8, [UInt8])
+            switch entry {
+            case .record(let b): (kind, body) = (1, b)
+            case .head(let b): (kind, body) = (2, b)
+            case .approval(let device, let b): (kind, body) = (3, device + b)
+            case .queued(let k, let author, let b): (kind, body) = (4, [k] + author + b)
+            }
+            bytes += [kind] + Self.be32(UInt32(body.count)) + body
+        }
+        let path = toQueue ? queuePath : journalPath
+        do {
+            let fd = try FileSystem.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+            defer { close(fd) }
+            try bytes.withUnsafeBytes { raw in
+                Result { () throws(SystemError) in try FileSystem.writeAll(fd, raw) }
+            }.get()
+            try FileSystem.sync(fd)
+        } catch {
+            throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
+        }
+    }
+
+    /// Every whole entry of the journal (or the queue), in order.
+    func entries(queue: Bool = false) throws(HandlerError) -> [SyncEntry] {
+        let path = queue ? queuePath : journalPath
+        guard let bytes = try read(path, limit: Int(Int32.max)) else { return [] }
+        var r = Reader(bytes)
+        var out: [SyncEntry] = []
+        while let kind = try? r.u8(), let length = try? r.u32(), let body = try? r.take(Int(length)) {
+            switch kind {
+            case 1: out.append(.record(body))
+            case 2: out.append(.head(body))
+            case 3 where body.count >= 32: out.append(.approval(device: Array(body[..<32]), bytes: Array(body[32...])))
+            case 4 where body.count >= 33:
+                out.append(.queued(kind: body[0], author: Array(body[1..<33]), bytes: Array(body[33...])))
+            default: throw HandlerError(.decode, "\(path) holds an unknown entry; refused")
+            }
+        }
+        return out
+    }
+
+    func removeQueue() throws(HandlerError) { try remove(queuePath) }
+
+    /// Removes every sync file of the user (tests, and a user deleted from the machine).
+    func removeAll() throws(HandlerError) {
+        for path in [circlePath, joiningPath, journalPath, queuePath] { try remove(path) }
+    }
+
+    // MARK: Files
+
+    private var circleContext: [UInt8] { Array("arca.sync-circle.v1".utf8) + Self.be32(uid) }
+
+    private static func epochContext(_ uid: UInt32, _ epoch: UInt32) -> [UInt8] {
+        Array("arca.sync-circle.v1/epoch".utf8) + be32(uid) + be32(epoch)
+    }
+
+    private func read(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
+        guard try StateDirectory.existingFile(path) else { return nil }
+        do {
+            let fd = try FileSystem.open(path, O_RDONLY)
+            defer { close(fd) }
+            let status = try FileSystem.status(fd)
+            guard status.permissions & 0o077 == 0 else {
+                throw HandlerError(.notAvailable, "\(path) is readable by group or others; refused")
+            }
+            return try FileSystem.readPrefix(fd, limit: min(limit, Int(status.size) + 1))
+        } catch let error as HandlerError {
+            throw error
+        } catch {
+            throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
+        }
+    }
+
+    private func replace(_ path: String, with bytes: [UInt8]) throws(HandlerError) {
+        try Self.writeAtomically(path, bytes, directory: directory)
+    }
+
+    /// Writes `bytes` to `path` (0600) through a temporary file, fsync and rename, so a crash
+    /// leaves the old content or the new, never a mix.
+    static func writeAtomically(_ path: String, _ bytes: [UInt8], directory: String) throws(HandlerError) {
+        let temporary = path + ".tmp"
+        do {
+            try FileSystem.removeIfPresent(temporary)
+            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            do {
+                defer { close(fd) }
+                try FileSystem.replaceContent(fd, with: bytes)
+                try FileSystem.sync(fd)
+            }
+            try FileSystem.rename(temporary, path)
+            try FileSystem.syncDirectory(directory)
+        } catch {
+            try? FileSystem.removeIfPresent(temporary)
+            throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
+        }
+    }
+
+    private func remove(_ path: String) throws(HandlerError) {
+        do { try FileSystem.removeIfPresent(path) } catch { throw HandlerError(.notAvailable, "\(error)") }
+    }
+
+    static func be32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
+    static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * $0)) } }
+
+    /// A total big-endian reader over a file's bytes.
+    struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        mutating func take(_ n: Int) throws -> [UInt8] {
+            guard n >= 0, n <= bytes.count - offset else { throw SyncError.malformed("truncated") }
+            defer { offset += n }
+            return Array(bytes[offset..<offset + n])
+        }
+        mutating func u8() throws -> UInt8 { try take(1)[0] }
+        mutating func u32() throws -> UInt32 { try take(4).reduce(0) { $0 << 8 | UInt32($1) } }
+        mutating func u64() throws -> UInt64 { try take(8).reduce(0) { $0 << 8 | UInt64($1) } }
+    }
+}

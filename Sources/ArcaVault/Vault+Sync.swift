@@ -1,0 +1,59 @@
+import ArcaCrypto
+
+/// Sync (issue 17): the items that travel, and putting a merged winner into the vault.
+extension PortableItem {
+    /// A query for the item with this item's primary key (ARCHITECTURE §4), returning its
+    /// attributes and secret.
+    public var primaryKeyQuery: Query {
+        var key = ItemAttributes()
+        let a = attributes
+        key.service = a.service ?? ""
+        key.account = a.account ?? ""
+        key.accessGroup = a.accessGroup ?? ""
+        key.synchronizable = a.synchronizable ?? false
+        if itemClass == .internetPassword {
+            key.service = nil
+            (key.server, key.protocol, key.port) = (a.server ?? "", a.protocol ?? "", a.port)
+            (key.path, key.securityDomain) = (a.path ?? "", a.securityDomain ?? "")
+            key.authenticationType = a.authenticationType ?? ""
+        }
+        return Query(itemClass, attributes: key, returnData: true, returnAttributes: true)
+    }
+
+    /// The primary key as bytes (class ‖ the key attributes encoded): equal for two items
+    /// exactly when the vault would refuse the second as a duplicate.
+    public var primaryKey: [UInt8] {
+        let query = primaryKeyQuery
+        return [itemClass.rawValue] + ItemCodec.encode(query.attributes)
+    }
+
+    /// Whether this item may travel between a person's machines: synchronizable, and of a
+    /// class that is not ThisDeviceOnly.
+    public var isSynchronizable: Bool {
+        attributes.synchronizable == true && !(attributes.accessible?.isThisDeviceOnly ?? false)
+    }
+}
+
+extension Vault {
+    /// Every synchronizable item (both portable classes must be unlocked, else `locked`).
+    public func synchronizableItems() throws -> [PortableItem] {
+        try portableItems().filter(\.isSynchronizable)
+    }
+
+    /// Writes a merged winner: replaces the item with its primary key (or adds it), keeping
+    /// the record's dates, so that the vault holds exactly what the record carries.
+    /// An item that may not travel is refused (`param`).
+    public func putSynced(_ item: PortableItem) throws {
+        guard item.isSynchronizable else { throw VaultError.param("a sync record may only carry synchronizable items") }
+        try batch {
+            do { _ = try delete(item.primaryKeyQuery) } catch VaultError.itemNotFound {}
+            try add(item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true)
+        }
+    }
+
+    /// Deletes the item with `item`'s primary key (a winning tombstone); nothing if absent.
+    public func removeSynced(_ item: PortableItem) throws {
+        guard item.isSynchronizable else { return }
+        do { _ = try delete(item.primaryKeyQuery) } catch VaultError.itemNotFound {}
+    }
+}
