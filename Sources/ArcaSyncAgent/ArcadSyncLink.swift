@@ -1,27 +1,38 @@
 import ArcaProtocol
 import ArcaSync
 
-/// The agent's connection to arcad: the sync requests, as the user (arcad decides from the
-/// socket's peer credentials). One ArcadClient; not shared between threads.
+/// The agent's link to arcad: the sync requests, as the user (arcad decides from the socket's
+/// peer credentials). A connection per request: arcad ends a connection that stays idle past
+/// its client timeout, and the agent idles for minutes between events.
 public final class ArcadSyncLink: AgentArcad {
-    let client: ArcadClient
+    let socket: String
+    let timeoutMilliseconds: Int
     let uid: UInt32
 
+    /// A link to the arcad at `socket`; fails now if nothing answers there.
     init(socket: String, uid: UInt32, timeoutMilliseconds: Int) throws(SyncAgentError) {
-        do { client = try ArcadClient(path: socket, timeoutMilliseconds: timeoutMilliseconds) } catch {
-            throw .arcad(error.description)
-        }
+        self.socket = socket
+        self.timeoutMilliseconds = timeoutMilliseconds
         self.uid = uid
+        _ = try connect()
     }
 
-    /// One typed call; every failure becomes this layer's `.arcad` (the one mapping).
-    func call<T>(_ what: String, _ body: () throws(SyncCallError) -> T) throws(SyncAgentError) -> T {
-        do { return try body() } catch { throw .arcad("\(what): \(error.description)") }
+    func connect() throws(SyncAgentError) -> ArcadClient {
+        do { return try ArcadClient(path: socket, timeoutMilliseconds: timeoutMilliseconds) } catch {
+            throw .arcad(error.description)
+        }
+    }
+
+    /// One typed call on a fresh connection; every failure becomes this layer's `.arcad` (the one mapping).
+    func call<T>(_ what: String, _ body: (ArcadClient) throws(SyncCallError) -> T) throws(SyncAgentError) -> T {
+        let client = try connect()
+        do { return try body(client) } catch { throw .arcad("\(what): \(error.description)") }
     }
 
     public func wait(after: UInt64, timeoutMilliseconds: UInt32) throws(SyncAgentError) -> (
         next: UInt64, changed: Bool
     ) {
+        let client = try connect()
         let reply: Reply
         do {
             reply = try client.send(.waitEvents(uid: uid, after: after, timeoutMilliseconds: timeoutMilliseconds))
@@ -34,6 +45,7 @@ public final class ArcadSyncLink: AgentArcad {
     }
 
     public func deviceID() throws(SyncAgentError) -> [UInt8]? {
+        let client = try connect()
         do { return try client.syncStatus(uid: uid).device } catch {
             // Not set up for this user here: no identity yet.
             if case .refused(.itemNotFound, _) = error { return nil }
@@ -42,7 +54,7 @@ public final class ArcadSyncLink: AgentArcad {
     }
 
     public func pull(after: UInt64) throws(SyncAgentError) -> AgentOutbox {
-        let outbox = try call("pull") { () throws(SyncCallError) in try client.syncPull(uid: uid, after: after) }
+        let outbox = try call("pull") { client throws(SyncCallError) in try client.syncPull(uid: uid, after: after) }
         return AgentOutbox(
             records: outbox.records.map { ($0.seq, $0.bytes) }, head: outbox.head.isEmpty ? nil : outbox.head,
             approvals: outbox.approvals.map { (Hex.encode($0.device), $0.bytes) }, more: outbox.more)
@@ -60,7 +72,7 @@ public final class ArcadSyncLink: AgentArcad {
                 }
             wire.append(SyncFile(kind: kind, author: author, bytes: file.bytes))
         }
-        let outcomes = try call("push") { () throws(SyncCallError) in try client.syncPush(uid: uid, files: wire) }
+        let outcomes = try call("push") { client throws(SyncCallError) in try client.syncPush(uid: uid, files: wire) }
         return outcomes.map { outcome in
             switch outcome.code {
             case .applied, .duplicate: .applied
@@ -76,26 +88,26 @@ public final class ArcadSyncLink: AgentArcad {
     }
 
     func join(approver: [UInt8]) throws(SyncAgentError) -> [UInt8] {
-        try call("join") { () throws(SyncCallError) in try client.syncJoin(uid: uid, approver: approver) }
+        try call("join") { client throws(SyncCallError) in try client.syncJoin(uid: uid, approver: approver) }
     }
 
     /// The code arcad computes for approving `device` (nothing approved).
     func approvalCode(_ device: [UInt8]) throws(SyncAgentError) -> String {
-        try call("approve") { () throws(SyncCallError) in try client.syncApprovalString(uid: uid, device: device) }
+        try call("approve") { client throws(SyncCallError) in try client.syncApprovalString(uid: uid, device: device) }
     }
 
     /// The signed approval of `device`, after the person checked `code`.
     func approve(_ device: [UInt8], code: String) throws(SyncAgentError) -> [UInt8] {
-        try call("approve") { () throws(SyncCallError) in
+        try call("approve") { client throws(SyncCallError) in
             try client.syncApprove(uid: uid, device: device, shortAuthenticationString: code)
         }
     }
 
     func remove(_ device: [UInt8]) throws(SyncAgentError) -> SyncRemoval {
-        try call("remove") { () throws(SyncCallError) in try client.syncRemove(uid: uid, device: device) }
+        try call("remove") { client throws(SyncCallError) in try client.syncRemove(uid: uid, device: device) }
     }
 
     func status() throws(SyncAgentError) -> SyncStatus {
-        try call("status") { () throws(SyncCallError) in try client.syncStatus(uid: uid) }
+        try call("status") { client throws(SyncCallError) in try client.syncStatus(uid: uid) }
     }
 }

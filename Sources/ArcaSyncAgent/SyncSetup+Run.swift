@@ -73,6 +73,7 @@ extension SyncSetup {
         var failures = 0
         while true {
             do {
+                // The receive timeout outlasts arcad's longest wait.
                 let link = try ArcadSyncLink(socket: socket, uid: uid, timeoutMilliseconds: 40_000)
                 failures = 0
                 while true {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import ArcaSyncAgent
@@ -28,13 +29,24 @@ final class ArcadTwin: AgentArcad {
     }
 }
 
-@Suite struct SyncAgentTests {
+@Suite final class SyncAgentTests {
     static let me = String(repeating: "ab", count: 32)
     static let peer = String(repeating: "cd", count: 32)
     static let other = String(repeating: "ef", count: 32)
 
+    /// Every folder made here, removed when the suite's instance goes.
+    let roots = Box()
+
+    init() {}
+
+    func root() -> String {
+        let root = SyncFolderTests().temporaryRoot()
+        roots.values.append(String(root.dropLast(5)))
+        return root
+    }
+
     func make(_ twin: ArcadTwin, scans: Box? = nil) throws -> (SyncAgent, SyncFolder) {
-        let folder = SyncFolder(root: SyncFolderTests().temporaryRoot())
+        let folder = SyncFolder(root: root())
         let agent = try SyncAgent(
             device: Self.me, arcad: twin, folder: folder,
             scanner: { (sub: String) throws(SyncAgentError) in scans?.values.append(sub) }, log: { _ in })
@@ -42,6 +54,8 @@ final class ArcadTwin: AgentArcad {
     }
 
     final class Box { var values: [String] = [] }
+
+    deinit { for path in roots.values { try? FileManager.default.removeItem(atPath: path) } }
 
     @Test func ownRecordsHeadAndApprovalsAreWrittenPagedThenScannedOnce() throws {
         let twin = ArcadTwin()
@@ -98,7 +112,7 @@ final class ArcadTwin: AgentArcad {
     @Test func refusedFilesAreReportedOnceAndOfferedAgainOnlyWhenChanged() throws {
         let twin = ArcadTwin()
         var lines: [String] = []
-        let folder = SyncFolder(root: SyncFolderTests().temporaryRoot())
+        let folder = SyncFolder(root: root())
         let agent = try SyncAgent(device: Self.me, arcad: twin, folder: folder, scanner: nil, log: { lines.append($0) })
         try folder.writeRecord([0xff], device: Self.peer, seq: 1)
         try folder.writeRecord([2], device: Self.peer, seq: 2)

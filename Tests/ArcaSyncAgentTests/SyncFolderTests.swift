@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import ArcaSyncAgent
@@ -9,6 +10,13 @@ import Testing
 @Suite struct SyncFolderTests {
     static let deviceA = String(repeating: "ab", count: 32)
     static let deviceB = String(repeating: "0f", count: 32)
+
+    /// A fresh `…/sync` path under a new temporary directory, removed when `body` returns.
+    func withTemporaryRoot(_ body: (String) throws -> Void) throws {
+        let root = temporaryRoot()
+        defer { try? FileManager.default.removeItem(atPath: String(root.dropLast(5))) }
+        try body(root)
+    }
 
     func temporaryRoot() -> String {
         var template = Array("/tmp/arca-syncfolder.XXXXXX".utf8CString)
@@ -41,7 +49,10 @@ import Testing
     }
 
     @Test func writesAtomicallyWithPrivateModesAndListsInOrder() throws {
-        let folder = SyncFolder(root: temporaryRoot())
+        try withTemporaryRoot { root in try writesAtomically(SyncFolder(root: root)) }
+    }
+
+    func writesAtomically(_ folder: SyncFolder) throws {
         try folder.create()
         for seq: UInt64 in [10, 2, 1] {
             try folder.writeRecord([UInt8(seq)], device: Self.deviceA, seq: seq)
@@ -65,7 +76,10 @@ import Testing
     }
 
     @Test func readsFollowNoSymlinkAndSkipStrayNames() throws {
-        let folder = SyncFolder(root: temporaryRoot())
+        try withTemporaryRoot { root in try readsFollowNoSymlink(SyncFolder(root: root)) }
+    }
+
+    func readsFollowNoSymlink(_ folder: SyncFolder) throws {
         try folder.create()
         try folder.write([1], device: Self.deviceB, "head")
         #expect(symlink("/etc/passwd", folder.path(Self.deviceA)) == 0)

@@ -44,6 +44,17 @@ as_user() {
         ARCA_SOCKET="$work/u$i/arcad.sock" STNOUPGRADE=1 "$@"
 }
 
+# spawn_as_user I COMMAND...: COMMAND as instance I's user in the background, in a session of its own
+# whose id is the pid left in $spawned (the subshell execs, so $! is the command's own pid).
+spawn_as_user() {
+    local i=$1; shift
+    local user=${st_user[$i]}
+    (exec setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --clear-groups \
+        env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME="$work/u$i/home" XDG_RUNTIME_DIR="$work/u$i/home" \
+        ARCA_SOCKET="$work/u$i/arcad.sock" STNOUPGRADE=1 setsid "$@") &
+    spawned=$!
+}
+
 # sync_arcads: one arcad per instance, state in $work/uI/state, socket $work/uI/arcad.sock.
 sync_arcads() {
     local i
@@ -88,9 +99,9 @@ EOF
 # st_start I: runs instance I (as its user) and waits until its REST API answers; its device id in st_devid[I].
 st_start() {
     local i=$1 home=$work/u$i/home/st
-    as_user "$i" setsid syncthing serve --home="$home" --no-browser --no-restart --no-upgrade \
-        --logfile="$work/u$i/home/syncthing.log" >/dev/null 2>&1 &
-    st_pid[$i]=$!
+    spawn_as_user "$i" syncthing serve --home="$home" --no-browser --no-restart --no-upgrade \
+        --logfile="$work/u$i/home/syncthing.log" >/dev/null 2>&1
+    st_pid[$i]=$spawned
     for _ in $(seq 300); do
         st_devid[$i]=$(st_api "$i" GET /rest/system/status 2>/dev/null |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["myID"])' 2>/dev/null) && break
@@ -115,11 +126,16 @@ st_stop() {
 # sync_cleanup: agents, Syncthing instances, arcads, the users (their @u cleared first), parked rings, $work.
 sync_cleanup() {
     set +e
-    local i
-    for pid in "${agent_pid[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
-    for pid in "${st_pid[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
+    local i pid
+    for pid in "${agent_pid[@]}" "${st_pid[@]}"; do [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null; done
     for pid in "${sync_arcad_pid[@]}"; do [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; done
-    wait 2>/dev/null
+    for i in 0 1 2; do
+        local user=${st_user[$i]:-}
+        [ -n "$user" ] && id -u "$user" >/dev/null 2>&1 || continue
+        # Anything still running as this test's own throwaway user (a child that left its session).
+        pkill -KILL -u "$user" 2>/dev/null
+    done
+    for pid in "${agent_pid[@]}" "${st_pid[@]}" "${sync_arcad_pid[@]}"; do [ -n "$pid" ] && wait "$pid" 2>/dev/null; done
     for i in 0 1 2; do
         local user=${st_user[$i]:-}
         [ -n "$user" ] && id -u "$user" >/dev/null 2>&1 || continue

