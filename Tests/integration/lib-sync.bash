@@ -135,7 +135,7 @@ sync_cleanup() {
         # Anything still running as this test's own throwaway user (a child that left its session).
         pkill -KILL -u "$user" 2>/dev/null
     done
-    for pid in "${agent_pid[@]}" "${st_pid[@]}" "${sync_arcad_pid[@]}"; do [ -n "$pid" ] && wait "$pid" 2>/dev/null; done
+    for pid in "${agent_pid[@]}" "${st_pid[@]}" "${sync_arcad_pid[@]}"; do [ -n "$pid" ] && { wait "$pid"; } 2>/dev/null; done
     for i in 0 1 2; do
         local user=${st_user[$i]:-}
         [ -n "$user" ] && id -u "$user" >/dev/null 2>&1 || continue
