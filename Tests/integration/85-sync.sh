@@ -18,7 +18,7 @@ tag=$RANDOM
 pass=0 fail=0
 source "$(dirname "$0")/lib-arcad.bash"
 source "$(dirname "$0")/lib-sync.bash"
-trap sync_cleanup EXIT
+trap "sync_cleanup 2>/dev/null" EXIT
 
 # eventually NAME EXPECTED COMMAND...: polls COMMAND for up to 30 s, then checks it.
 eventually() {
@@ -86,6 +86,74 @@ for needle in s3cret-sync local-only-1 local-only-2 barrier "mail$tag" alice "lo
 done
 check "record files are 0600 in 0700 directories" "600 700" sh -c \
     "stat -c %a \$(ls -d $work/u0/sync/*/records/*.rec | head -1) | tr '\n' ' '; stat -c %a \$(ls -d $work/u0/sync/*/records | head -1)"
+
+# --- a byte flipped in a record is refused and reported; the log recovers ---
+dir_a=$(ls -d "$work"/u0/sync/*/records | head -1)
+dev_a=$(basename "$(dirname "$dir_a")")
+last=$(ls "$dir_a" | tail -1)
+next=$(printf '%020d.rec' $((10#${last%.rec} + 1)))
+as_user 0 python3 -c '
+import sys
+data = bytearray(open(sys.argv[1], "rb").read()); data[len(data) // 2] ^= 1
+open(sys.argv[2], "wb").write(data)' "$dir_a/$last" "$dir_a/.syncthing.flip.tmp"
+as_user 0 mv "$dir_a/.syncthing.flip.tmp" "$dir_a/$next"
+st_api 0 POST "/rest/db/scan?folder=arca-sync&sub=$dev_a" >/dev/null
+reported() { sync_as "$1" status | grep -c -- "$2" | sed 's/^[1-9][0-9]*$/yes/;s/^0$/no/'; }
+eventually "a flipped byte: B refuses the record and reports it" "yes" reported 1 "forged or altered"
+printf 'after-flip' | arca_as 0 add -s "next$tag" -a n --synchronizable >/dev/null
+eventually "the author's next record replaces the altered file: B applies it" "after-flip" kernel 1 "next$tag" n
+
+# --- an old head restored is detected as a rollback ---
+cp "$work/u0/sync/$dev_a/head" "$work/old-head"
+printf 'newer' | arca_as 0 add -s "newer$tag" -a n --synchronizable >/dev/null
+eventually "B has the newer item" "newer" kernel 1 "newer$tag" n
+as_user 0 sh -c "cat '$work/old-head' >'$work/u0/sync/$dev_a/.syncthing.head.tmp' && mv '$work/u0/sync/$dev_a/.syncthing.head.tmp' '$work/u0/sync/$dev_a/head'"
+st_api 0 POST "/rest/db/scan?folder=arca-sync&sub=$dev_a" >/dev/null
+eventually "an old head restored: B reports a rollback" "yes" reported 1 "rolled back"
+
+# --- an offline device catches up ---
+kill -STOP -- "-${st_pid[2]}" "-${agent_pid[2]}"
+printf 'while-away' | arca_as 0 add -s "away$tag" -a n --synchronizable >/dev/null
+eventually "B gets the item while C is offline" "while-away" kernel 1 "away$tag" n
+check "C (stopped) does not have it" "none" kernel 2 "away$tag" n
+kill -CONT -- "-${st_pid[2]}" "-${agent_pid[2]}"
+eventually "C catches up when it comes back" "while-away" kernel 2 "away$tag" n
+
+# --- B stopped; A edits an item while C deletes it; all converge with one sibling ---
+printf 'shared-v1' | arca_as 0 add -s "shared$tag" -a s --synchronizable >/dev/null
+eventually "the shared item reaches C" "shared-v1" kernel 2 "shared$tag" s
+eventually "the shared item reaches B" "shared-v1" kernel 1 "shared$tag" s
+kill -STOP -- "-${st_pid[1]}" "-${agent_pid[1]}" "-${agent_pid[0]}" "-${agent_pid[2]}"
+check "A edits the item (its agent stopped)" "0" rc sh -c "printf shared-v2 | setpriv --reuid=$(id -u "${st_user[0]}") \
+    --regid=$(id -g "${st_user[0]}") --clear-groups env ARCA_SOCKET=$work/u0/arcad.sock $build/arca update -s shared$tag -a s --synchronizable"
+arca_as 2 delete -s "shared$tag" -a s --synchronizable >/dev/null 2>&1
+kill -CONT -- "-${agent_pid[0]}" "-${agent_pid[2]}"
+sleep 3
+kill -CONT -- "-${st_pid[1]}" "-${agent_pid[1]}"
+conflicts() { arca_as "$1" find --conflicts 2>&1 | grep -c '^ *version'; }
+both_conflicts() { echo "$(conflicts 0) $(conflicts 2)"; }
+converged() {
+    local a b c; a=$(kernel 0 "shared$tag" s); b=$(kernel 1 "shared$tag" s); c=$(kernel 2 "shared$tag" s)
+    [ "$a" = "$b" ] && [ "$b" = "$c" ] && echo same || echo "differ: $a / $b / $c"
+}
+listings() {
+    local a b c; a=$(arca_as 0 find --conflicts 2>&1); b=$(arca_as 1 find --conflicts 2>&1); c=$(arca_as 2 find --conflicts 2>&1)
+    [ "$a" = "$b" ] && [ "$b" = "$c" ] && echo same || printf 'differ:\n%s\n--\n%s\n--\n%s\n' "$a" "$b" "$c"
+}
+eventually "A and C see two versions (winner and one sibling)" "2 2" both_conflicts
+eventually "B, resumed, sees the same two versions" "2" conflicts 1
+eventually "all three converge to the same value" "same" converged
+eventually "the same conflict listing on all three" "same" listings
+
+# --- a removed device: new epoch, its later records refused ---
+epoch() { sync_as "$1" status | sed -n 's/^epoch: //p'; }
+epoch_before=$(epoch 0)
+dev_c=$(sync_as 2 status | sed -n 's/^this device: //p' | cut -d@ -f1)
+check "remove C on A" "0" rc sync_as 0 remove "$dev_c"
+check "the epoch rotates" "$((epoch_before + 1))" epoch 0
+printf 'from-removed' | arca_as 2 add -s "removed$tag" -a r --synchronizable >/dev/null
+eventually "A reports the removed device's record" "yes" reported 0 "removed device"
+check "the removed device's item is not on A" "none" kernel 0 "removed$tag" r
 
 echo "sync: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -21,7 +21,7 @@ work=$(mktemp -d /tmp/arca-bench-sync.XXXXXX)
 chmod 755 "$work"
 source Tests/integration/lib-arcad.bash
 source Tests/integration/lib-sync.bash
-trap sync_cleanup EXIT
+trap "sync_cleanup 2>/dev/null" EXIT
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 p50() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 sync_as() { local i=$1; shift; as_user "$i" "$build/arca" sync "$@" --syncthing-home "$work/u$i/home/st" --folder "$work/u$i/sync"; }
