@@ -1,5 +1,6 @@
 import ArcaProtocol
 import ArcaSync
+import ArcaSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -67,21 +68,8 @@ public enum SyncCLI {
 
 /// Writes to stdout/stderr without buffering (the agent's log lines reach journald at once).
 enum Console {
-    static func out(_ text: String) { write(1, text) }
-    static func err(_ text: String) { write(2, text) }
-
-    static func write(_ fd: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n <= 0 {
-                if n < 0, errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
-    }
+    static func out(_ text: String) { try? FileDescriptor.standardOutput.writeAll(text) }
+    static func err(_ text: String) { try? FileDescriptor.standardError.writeAll(text) }
 
     /// One line from stdin (for approve's confirmation), or nil at end of input.
     static func readLine() -> String? { Swift.readLine() }

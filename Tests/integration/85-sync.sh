@@ -104,10 +104,10 @@ printf 'after-flip' | arca_as 0 add -s "next$tag" -a n --synchronizable >/dev/nu
 eventually "the author's next record replaces the altered file: B applies it" "after-flip" kernel 1 "next$tag" n
 
 # --- an old head restored is detected as a rollback ---
-cp "$work/u0/sync/$dev_a/head" "$work/old-head"
+as_user 0 cp "$work/u0/sync/$dev_a/head" "$work/u0/home/old-head"
 printf 'newer' | arca_as 0 add -s "newer$tag" -a n --synchronizable >/dev/null
 eventually "B has the newer item" "newer" kernel 1 "newer$tag" n
-as_user 0 sh -c "cat '$work/old-head' >'$work/u0/sync/$dev_a/.syncthing.head.tmp' && mv '$work/u0/sync/$dev_a/.syncthing.head.tmp' '$work/u0/sync/$dev_a/head'"
+as_user 0 sh -c "cat '$work/u0/home/old-head' >'$work/u0/sync/$dev_a/.syncthing.head.tmp' && mv '$work/u0/sync/$dev_a/.syncthing.head.tmp' '$work/u0/sync/$dev_a/head'"
 st_api 0 POST "/rest/db/scan?folder=arca-sync&sub=$dev_a" >/dev/null
 eventually "an old head restored: B reports a rollback" "yes" reported 1 "rolled back"
 
