@@ -3,35 +3,40 @@ import ArcaProtocol
 import ArcaSync
 import ArcaVault
 
-/// Outgoing sync records (issue 17). After any request that may have changed a user's items
-/// (CLI, SecItem, arca-secretd, import) or unlocked them, arcad compares the vault's
+/// Outgoing sync records (issue 17). After any request that may have changed a user's
+/// synchronizable items (CLI, SecItem, import; arca-secretd's items are never synchronizable)
+/// or unlocked them, arcad compares the vault's
 /// synchronizable items with the replica's live items and seals a record for every
 /// difference: a new item is a creation under a fresh ref, a changed one an edit, a vanished
 /// one a tombstone. Comparing states rather than hooking each write path means no path can
 /// forget to sync; a non-synchronizable or ThisDeviceOnly item is never looked at.
 extension Daemon {
-    /// The user whose items `request` may have changed, and whether it may have unlocked them
-    /// (then queued incoming files are applied first). Exhaustive on purpose: a new request
+    /// The user whose synchronizable items `request` may have changed or unlocked (then queued
+    /// incoming files are applied too). Exhaustive on purpose: a new request
     /// must say whether it touches synced items.
     static func syncFollowUp(of request: Request) -> UInt32? {
         switch request {
+        // Only a write that can touch a synchronizable item costs a comparison of the vault.
         case .add(let add):
-            if case .user(let uid) = add.vault { return uid }
-            return nil
-        case .update(let update):
-            if case .user(let uid) = update.vault { return uid }
-            return nil
-        case .delete(let vault, _):
-            if case .user(let uid) = vault { return uid }
-            return nil
-        case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
-            .importItems(let uid, _, _), .lock(let uid, _), .deleteAttributeItem(let uid, _), .syncInit(let uid):
+            guard case .user(let uid) = add.vault, add.attributes[.synchronizable] == .bool(true) else { return nil }
             return uid
-        case .addAttributeItem(let add): return add.uid
-        case .updateAttributeItem(let update): return update.uid
+        case .update(let update):
+            guard case .user(let uid) = update.vault,
+                reachesSynchronizable(update.query) || update.attributes[.synchronizable] != nil
+            else { return nil }
+            return uid
+        case .delete(let vault, let query):
+            guard case .user(let uid) = vault, reachesSynchronizable(query) else { return nil }
+            return uid
+        case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
+            .importItems(let uid, _, _), .lock(let uid, _), .syncInit(let uid):
+            return uid
         case .openSession(let opening): return opening.uid
         case .lockAll:
             return nil  // every user: see syncAfter
+        case .addAttributeItem, .updateAttributeItem, .deleteAttributeItem:
+            // arca-secretd's items are never synchronizable (Vault+AttributeItems).
+            return nil
         case .status, .kdfParameters, .enroll, .closeSession, .copyMatching, .changePassword,
             .passwordReset, .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants,
             .searchAttributeItems, .getAttributeItems, .waitEvents, .searchAttributeReferences, .collectionSettings,
@@ -40,6 +45,11 @@ extension Daemon {
             // syncJoin: the first records are sealed once the approval arrives.
             return nil
         }
+    }
+
+    /// Whether `query` can match synchronizable items (kSecAttrSynchronizable true or Any).
+    static func reachesSynchronizable(_ query: ArcaProtocol.Query) -> Bool {
+        query.synchronizableAny || query.attributes[.synchronizable] == .bool(true)
     }
 
     /// Runs after a request that succeeded: applies queued incoming files and seals records
