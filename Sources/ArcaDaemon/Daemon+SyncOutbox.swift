@@ -63,12 +63,18 @@ extension Daemon {
             return reply
         }
         guard let uid = Self.syncFollowUp(of: request) else { return reply }
-        syncRefresh(uid: uid)
+        if case .add(let add) = request {
+            syncRefresh(uid: uid, added: add)
+        } else {
+            syncRefresh(uid: uid)
+        }
         return reply
     }
 
     /// Drops the replica if afterFirstUnlock is locked, else drains the queue and seals records.
-    func syncRefresh(uid: UInt32) {
+    /// `added`: an add, after which only the added item's primary key is compared (nothing
+    /// else changed), instead of every synchronizable item.
+    func syncRefresh(uid: UInt32, added: AddRequest? = nil) {
         do {
             guard try StateDirectory.existingFile(SyncIdentityStore.path(config.stateDirectory, uid: uid)) else {
                 return
@@ -76,6 +82,12 @@ extension Daemon {
             try context(uid).withLock { state throws(HandlerError) in
                 guard let vault = state.vault else { return }
                 guard let key = try? vault.syncStateKey() else { return syncDrop(state) }
+                if let added, let session = try syncSession(state, vault: vault, key: key) {
+                    if try sealAdded(added, session: session, vault: vault) > 0 {
+                        events.post(uid: uid, [.syncChanged])
+                    }
+                    return try drainSyncQueue(state: state, vault: vault, key: key)
+                }
                 try syncCatchUp(state: state, vault: vault, key: key)
             }
         } catch {
@@ -99,6 +111,26 @@ extension Daemon {
         try drainSyncQueue(state: state, vault: vault, key: key)
     }
 
+    /// Seals the item an add made, if it differs from the circle's item with its primary key.
+    func sealAdded(_ add: AddRequest, session: SyncSession, vault: Vault) throws(HandlerError) -> Int {
+        guard Self.canMerge(vault) else { return 0 }
+        let attributes = try ItemMapping.attributes(add.attributes, forWrite: true)
+        let found: ItemResult?
+        do {
+            let probe = PortableItem(
+                itemClass: add.itemClass, attributes: attributes, secret: try SecretBytes(count: 0))
+            found = try vault.copyMatching(probe.primaryKeyQuery).first
+        } catch VaultError.itemNotFound {
+            found = nil
+        } catch {
+            throw HandlerError.vault(error)
+        }
+        guard let found, let a = found.attributes, let secret = found.data else { return 0 }
+        let item = PortableItem(itemClass: add.itemClass, attributes: a, secret: secret)
+        guard item.isSynchronizable else { return 0 }
+        return try seal([item.primaryKey: item], session: session, deleteMissing: false)
+    }
+
     /// Seals a record for each difference between the vault's synchronizable items and the
     /// replica's live ones; the number sealed. Needs both classes unlocked (else a locked
     /// item would look deleted): otherwise nothing is done until the next unlock.
@@ -111,6 +143,14 @@ extension Daemon {
         } catch {
             throw HandlerError.vault(error)
         }
+        return try seal(here, session: session, deleteMissing: true)
+    }
+
+    /// Seals a record for each item of `here` that differs from the circle's, and with
+    /// `deleteMissing` a tombstone for each circle item `here` lacks.
+    private func seal(_ here: [[UInt8]: PortableItem], session: SyncSession, deleteMissing: Bool)
+        throws(HandlerError) -> Int
+    {
         let owners = session.owners()
         var sealed = 0
         do {
@@ -128,7 +168,7 @@ extension Daemon {
                 }
                 sealed += 1
             }
-            for (pk, owner) in owners where here[pk] == nil {
+            for (pk, owner) in owners where deleteMissing && here[pk] == nil {
                 _ = try session.replica.delete(owner.ref)
                 session.noteOwner(nil, ref: owner.ref)
                 sealed += 1
