@@ -31,6 +31,7 @@ extension Daemon {
                 let effects = state.lock.accountDeleted()
                 if let vault = state.vault { apply(effects, to: state, vault: vault) }
                 state.forgetNewPassword()
+                state.sync = nil  // its epoch keys; the sync files stay, like the vault
                 kernel.park(uid: state.uid, keys: nil)
                 // Logs what it really did, and what it could not.
                 kernel.purge(uid: state.uid)

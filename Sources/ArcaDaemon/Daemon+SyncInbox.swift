@@ -73,7 +73,12 @@ extension Daemon {
                     files.map { _ in SyncFileOutcome(code: .queued, message: "the vault is locked") })
             }
             try drainSyncQueue(state: state, vault: vault, key: key)
-            return .syncPushResult(try applySyncFiles(files, state: state, vault: vault, key: key))
+            let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key)
+            // A circle update may name the author or epoch of files that wait in the queue.
+            if zip(files, outcomes).contains(where: { $0.kind == .approval && $1.code == .applied }) {
+                try drainSyncQueue(state: state, vault: vault, key: key)
+            }
+            return .syncPushResult(outcomes)
         }
     }
 
@@ -102,6 +107,8 @@ extension Daemon {
         let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
         var outcomes: [SyncFileOutcome] = []
         var extra: [SyncEntry] = []
+        var waiting: [Int] = []
+        var circleChanged = false
         for file in files {
             guard let session = try syncSession(state, vault: vault, key: key) else {
                 let outcome = try joinOrQueue(file, state: state, vault: vault, key: key, store: store)
@@ -119,10 +126,19 @@ extension Daemon {
             }
             if file.kind == .approval, outcome.code == .applied {
                 try store.saveCircle(session.replica.circle, key: key)
+                circleChanged = true
             }
+            if Self.waitsForCircle(outcome) { waiting.append(outcomes.count) }
             outcomes.append(outcome)
         }
         if let session = state.sync {
+            // Files that waited for a circle update that came later in this same push.
+            if circleChanged {
+                for index in waiting {
+                    outcomes[index] = Self.applyOne(files[index], session: session, journal: &extra)
+                }
+            }
+            try queueAgain(waiting.filter { Self.waitsForCircle(outcomes[$0]) }.map { files[$0] }, store: store)
             try session.persist(extra)
             let vaultChanged = try applyWinners(session, state: state, vault: vault)
             if vaultChanged { events.post(uid: state.uid, [.itemsChanged]) }
@@ -154,6 +170,26 @@ extension Daemon {
         try store.removeJoining()
         Log.info("uid \(state.uid): sync: approved by \(approver.short); joined the circle")
         return SyncFileOutcome(code: .applied)
+    }
+
+    /// The start of the message of a file kept until the circle names its author or epoch.
+    static let circleWait = "kept until a circle update names it: "
+
+    static func waitsForCircle(_ outcome: SyncFileOutcome) -> Bool {
+        outcome.code == .queued && outcome.message.hasPrefix(circleWait)
+    }
+
+    /// Puts files that wait for a circle update in the queue, each once.
+    private func queueAgain(_ files: [SyncFile], store: SyncStore) throws(HandlerError) {
+        guard !files.isEmpty else { return }
+        let held = Set(
+            try store.entries(queue: true).compactMap { entry -> [UInt8]? in
+                if case .queued(_, _, let bytes) = entry { return bytes }
+                return nil
+            })
+        let fresh = files.filter { !held.contains($0.bytes) }
+        try store.append(
+            fresh.map { .queued(kind: $0.kind.rawValue, author: $0.author, bytes: $0.bytes) }, toQueue: true)
     }
 
     private static func applyOne(_ file: SyncFile, session: SyncSession, journal: inout [SyncEntry])
@@ -199,7 +235,14 @@ extension Daemon {
                 return SyncFileOutcome(code: .applied)
             }
         } catch let error as SyncError {
-            return SyncFileOutcome(code: .refused, message: error.description)
+            switch error {
+            case .unknownDevice, .unknownEpoch:
+                // A new member's files, or records under a new epoch key, can arrive before the
+                // circle update that introduces them: kept in the queue and tried again.
+                return SyncFileOutcome(code: .queued, message: circleWait + error.description)
+            default:
+                return SyncFileOutcome(code: .refused, message: error.description)
+            }
         } catch {
             return SyncFileOutcome(code: .refused, message: "\(error)")
         }

@@ -3,35 +3,40 @@ import ArcaProtocol
 import ArcaSync
 import ArcaVault
 
-/// Outgoing sync records (issue 17). After any request that may have changed a user's items
-/// (CLI, SecItem, arca-secretd, import) or unlocked them, arcad compares the vault's
+/// Outgoing sync records (issue 17). After any request that may have changed a user's
+/// synchronizable items (CLI, SecItem, import; arca-secretd's items are never synchronizable)
+/// or unlocked them, arcad compares the vault's
 /// synchronizable items with the replica's live items and seals a record for every
 /// difference: a new item is a creation under a fresh ref, a changed one an edit, a vanished
 /// one a tombstone. Comparing states rather than hooking each write path means no path can
 /// forget to sync; a non-synchronizable or ThisDeviceOnly item is never looked at.
 extension Daemon {
-    /// The user whose items `request` may have changed, and whether it may have unlocked them
-    /// (then queued incoming files are applied first). Exhaustive on purpose: a new request
+    /// The user whose synchronizable items `request` may have changed or unlocked (then queued
+    /// incoming files are applied too). Exhaustive on purpose: a new request
     /// must say whether it touches synced items.
     static func syncFollowUp(of request: Request) -> UInt32? {
         switch request {
+        // Only a write that can touch a synchronizable item costs a comparison of the vault.
         case .add(let add):
-            if case .user(let uid) = add.vault { return uid }
-            return nil
-        case .update(let update):
-            if case .user(let uid) = update.vault { return uid }
-            return nil
-        case .delete(let vault, _):
-            if case .user(let uid) = vault { return uid }
-            return nil
-        case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
-            .importItems(let uid, _, _), .lock(let uid, _), .deleteAttributeItem(let uid, _), .syncInit(let uid):
+            guard case .user(let uid) = add.vault, add.attributes[.synchronizable] == .bool(true) else { return nil }
             return uid
-        case .addAttributeItem(let add): return add.uid
-        case .updateAttributeItem(let update): return update.uid
+        case .update(let update):
+            guard case .user(let uid) = update.vault,
+                reachesSynchronizable(update.query) || update.attributes[.synchronizable] != nil
+            else { return nil }
+            return uid
+        case .delete(let vault, let query):
+            guard case .user(let uid) = vault, reachesSynchronizable(query) else { return nil }
+            return uid
+        case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
+            .importItems(let uid, _, _), .lock(let uid, _), .syncInit(let uid):
+            return uid
         case .openSession(let opening): return opening.uid
         case .lockAll:
             return nil  // every user: see syncAfter
+        case .addAttributeItem, .updateAttributeItem, .deleteAttributeItem:
+            // arca-secretd's items are never synchronizable (Vault+AttributeItems).
+            return nil
         case .status, .kdfParameters, .enroll, .closeSession, .copyMatching, .changePassword,
             .passwordReset, .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants,
             .searchAttributeItems, .getAttributeItems, .waitEvents, .searchAttributeReferences, .collectionSettings,
@@ -40,6 +45,11 @@ extension Daemon {
             // syncJoin: the first records are sealed once the approval arrives.
             return nil
         }
+    }
+
+    /// Whether `query` can match synchronizable items (kSecAttrSynchronizable true or Any).
+    static func reachesSynchronizable(_ query: ArcaProtocol.Query) -> Bool {
+        query.synchronizableAny || query.attributes[.synchronizable] == .bool(true)
     }
 
     /// Runs after a request that succeeded: applies queued incoming files and seals records
@@ -53,12 +63,18 @@ extension Daemon {
             return reply
         }
         guard let uid = Self.syncFollowUp(of: request) else { return reply }
-        syncRefresh(uid: uid)
+        if case .add(let add) = request {
+            syncRefresh(uid: uid, added: add)
+        } else {
+            syncRefresh(uid: uid)
+        }
         return reply
     }
 
     /// Drops the replica if afterFirstUnlock is locked, else drains the queue and seals records.
-    func syncRefresh(uid: UInt32) {
+    /// `added`: an add, after which only the added item's primary key is compared (nothing
+    /// else changed), instead of every synchronizable item.
+    func syncRefresh(uid: UInt32, added: AddRequest? = nil) {
         do {
             guard try StateDirectory.existingFile(SyncIdentityStore.path(config.stateDirectory, uid: uid)) else {
                 return
@@ -66,6 +82,12 @@ extension Daemon {
             try context(uid).withLock { state throws(HandlerError) in
                 guard let vault = state.vault else { return }
                 guard let key = try? vault.syncStateKey() else { return syncDrop(state) }
+                if let added, let session = try syncSession(state, vault: vault, key: key) {
+                    if try sealAdded(added, session: session, vault: vault) > 0 {
+                        events.post(uid: uid, [.syncChanged])
+                    }
+                    return try drainSyncQueue(state: state, vault: vault, key: key)
+                }
                 try syncCatchUp(state: state, vault: vault, key: key)
             }
         } catch {
@@ -89,6 +111,26 @@ extension Daemon {
         try drainSyncQueue(state: state, vault: vault, key: key)
     }
 
+    /// Seals the item an add made, if it differs from the circle's item with its primary key.
+    func sealAdded(_ add: AddRequest, session: SyncSession, vault: Vault) throws(HandlerError) -> Int {
+        guard Self.canMerge(vault) else { return 0 }
+        let attributes = try ItemMapping.attributes(add.attributes, forWrite: true)
+        let found: ItemResult?
+        do {
+            let probe = PortableItem(
+                itemClass: add.itemClass, attributes: attributes, secret: try SecretBytes(count: 0))
+            found = try vault.copyMatching(probe.primaryKeyQuery).first
+        } catch VaultError.itemNotFound {
+            found = nil
+        } catch {
+            throw HandlerError.vault(error)
+        }
+        guard let found, let a = found.attributes, let secret = found.data else { return 0 }
+        let item = PortableItem(itemClass: add.itemClass, attributes: a, secret: secret)
+        guard item.isSynchronizable else { return 0 }
+        return try seal([item.primaryKey: item], session: session, deleteMissing: false)
+    }
+
     /// Seals a record for each difference between the vault's synchronizable items and the
     /// replica's live ones; the number sealed. Needs both classes unlocked (else a locked
     /// item would look deleted): otherwise nothing is done until the next unlock.
@@ -101,6 +143,14 @@ extension Daemon {
         } catch {
             throw HandlerError.vault(error)
         }
+        return try seal(here, session: session, deleteMissing: true)
+    }
+
+    /// Seals a record for each item of `here` that differs from the circle's, and with
+    /// `deleteMissing` a tombstone for each circle item `here` lacks.
+    private func seal(_ here: [[UInt8]: PortableItem], session: SyncSession, deleteMissing: Bool)
+        throws(HandlerError) -> Int
+    {
         let owners = session.owners()
         var sealed = 0
         do {
@@ -118,7 +168,7 @@ extension Daemon {
                 }
                 sealed += 1
             }
-            for (pk, owner) in owners where here[pk] == nil {
+            for (pk, owner) in owners where deleteMissing && here[pk] == nil {
                 _ = try session.replica.delete(owner.ref)
                 session.noteOwner(nil, ref: owner.ref)
                 sealed += 1

@@ -53,21 +53,7 @@ enum SyncIdentityStore {
     /// `key` (altered, or another vault's) is `errSecDecode`, never silently replaced.
     static func load(from stateDirectory: String, uid: UInt32, key: SecretBytes) throws(HandlerError) -> SyncIdentity? {
         let path = path(stateDirectory, uid: uid)
-        guard try StateDirectory.existingFile(path) else { return nil }
-        let bytes: [UInt8]
-        do {
-            let fd = try FileSystem.open(path, O_RDONLY)
-            defer { close(fd) }
-            let status = try FileSystem.status(fd)
-            guard status.permissions & 0o077 == 0 else {
-                throw HandlerError(.notAvailable, "\(path) is readable by group or others; refused")
-            }
-            bytes = try FileSystem.readPrefix(fd, limit: fileLength + 1)
-        } catch let error as HandlerError {
-            throw error
-        } catch {
-            throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
-        }
+        guard let bytes = try SyncStore.readPrivate(path, limit: fileLength + 1) else { return nil }
         do { return try decode(bytes, uid: uid, key: key) } catch {
             throw HandlerError(.decode, "\(path) does not open with this vault's key (damaged or not this vault's)")
         }

@@ -171,6 +171,12 @@ struct SyncStore {
     }
 
     private func read(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
+        try Self.readPrivate(path, limit: limit)
+    }
+
+    /// Up to `limit` bytes of arcad's own file at `path`, or nil if there is none. A file that
+    /// group or others may read, a symlink, or another owner's file is refused.
+    static func readPrivate(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
         guard try StateDirectory.existingFile(path) else { return nil }
         do {
             let fd = try FileSystem.open(path, O_RDONLY)

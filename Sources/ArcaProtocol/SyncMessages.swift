@@ -35,7 +35,8 @@ public enum SyncFileOutcomeCode: UInt8, Sendable, Hashable, CaseIterable {
     case applied = 1
     /// Already had it: nothing changed.
     case duplicate = 2
-    /// Kept in arcad's queue until the vault is unlocked (or an earlier record arrives).
+    /// Kept by arcad until the vault is unlocked, an earlier record arrives, or a circle update
+    /// names the file's author or key epoch (a new member's files can come before it).
     case queued = 3
     /// Refused (forged, altered, rolled back, from a removed device…): nothing changed.
     case refused = 4

@@ -131,4 +131,32 @@ struct SyncStoreDaemonTests {
         else { return }
         #expect(!again.events.contains(.syncChanged))
     }
+
+    @Test("which requests are followed by a comparison of the vault: only those that reach synchronizable items")
+    func followUpClassification() {
+        var synced = genp("s", "a")
+        synced[.synchronizable] = .bool(true)
+        let add = { (attributes: AttributeMap) in
+            Request.add(
+                AddRequest(vault: .user(uid: alice), itemClass: .genericPassword, attributes: attributes, secret: [1]))
+        }
+        #expect(Daemon.syncFollowUp(of: add(synced)) == alice)
+        #expect(Daemon.syncFollowUp(of: add(genp("s", "a"))) == nil)
+        let plain = Query(itemClass: .genericPassword, attributes: genp("s", "a"))
+        let syncQuery = Query(itemClass: .genericPassword, attributes: synced)
+        let anyQuery = Query(itemClass: .genericPassword, synchronizableAny: true)
+        #expect(Daemon.syncFollowUp(of: .delete(vault: .user(uid: alice), query: plain)) == nil)
+        #expect(Daemon.syncFollowUp(of: .delete(vault: .user(uid: alice), query: syncQuery)) == alice)
+        #expect(Daemon.syncFollowUp(of: .delete(vault: .user(uid: alice), query: anyQuery)) == alice)
+        #expect(Daemon.syncFollowUp(of: .delete(vault: .system, query: anyQuery)) == nil)
+        let update = { (q: Query, a: AttributeMap) in
+            Request.update(UpdateRequest(vault: .user(uid: alice), query: q, attributes: a, secret: [2]))
+        }
+        #expect(Daemon.syncFollowUp(of: update(plain, [:])) == nil)
+        #expect(Daemon.syncFollowUp(of: update(plain, [.synchronizable: .bool(true)])) == alice)
+        #expect(Daemon.syncFollowUp(of: update(syncQuery, [:])) == alice)
+        #expect(Daemon.syncFollowUp(of: .deleteAttributeItem(uid: alice, reference: [1])) == nil)
+        #expect(Daemon.syncFollowUp(of: .unlock(uid: alice, key: [])) == alice)
+        #expect(Daemon.syncFollowUp(of: .syncPull(uid: alice, after: 0)) == nil)
+    }
 }

@@ -30,6 +30,20 @@ struct GoldenTests {
         ffff9d2c 00000009 6e6f7420666f756e64
         """
 
+    static let syncPushHex = """
+        41524341 0001 0036 00000009 00000033
+        000003e8
+        00000001
+        02 00000020 1111111111111111111111111111111111111111111111111111111111111111 00000002 abcd
+        """
+
+    static let syncPushResultHex = """
+        41524341 0001 8025 00000009 00000014
+        00000002
+        01 00000000
+        04 00000006 666f72676564
+        """
+
     static let copyMatching = Request.copyMatching(
         vault: .user(uid: 1000),
         query: Query(
@@ -49,6 +63,19 @@ struct GoldenTests {
         let frame = try Frame.encode(Self.copyMatching, requestID: 0x0102_0304)
         #expect(Bytes.hex(frame) == Bytes.hex(Bytes.fromHex(Self.copyMatchingHex)))
         #expect(decodeRequest(Bytes.fromHex(Self.copyMatchingHex)) == .success(Self.copyMatching))
+    }
+
+    @Test("sync push of one head, and its outcomes")
+    func syncPush() throws {
+        let request = Request.syncPush(
+            uid: 1000, files: [SyncFile(kind: .head, author: [UInt8](repeating: 0x11, count: 32), bytes: [0xAB, 0xCD])])
+        #expect(Bytes.hex(try Frame.encode(request, requestID: 9)) == Bytes.hex(Bytes.fromHex(Self.syncPushHex)))
+        #expect(decodeRequest(Bytes.fromHex(Self.syncPushHex)) == .success(request))
+        let reply = Reply.syncPushResult([
+            SyncFileOutcome(code: .applied), SyncFileOutcome(code: .refused, message: "forged"),
+        ])
+        #expect(Bytes.hex(try Frame.encode(reply, requestID: 9)) == Bytes.hex(Bytes.fromHex(Self.syncPushResultHex)))
+        #expect(decodeReply(Bytes.fromHex(Self.syncPushResultHex)) == .success(reply))
     }
 
     @Test("error reply: errSecItemNotFound")
