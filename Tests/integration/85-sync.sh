@@ -3,10 +3,13 @@
 # (discovery, relays, NAT, reporting off; REST on loopback ports with API keys; devices at
 # tcp://127.0.0.1:PORT), three arcads with their own state dirs and sockets, three throwaway
 # users standing for one person's three machines A, B, C, each running `arca sync run`.
-# Covers: init/join/approve with the 6-digit code; an item added on A readable from B's and
-# C's kernel keyrings; ThisDeviceOnly and non-synchronizable items never leave A (nothing in
-# clear in any synced folder); a byte flipped in a record refused and reported; an old head
-# restored reported as a rollback; an offline device catching up.
+# Covers: init/join/approve with the 6-digit code (a wrong code refused); an item added on A
+# readable from B's and C's kernel keyrings; ThisDeviceOnly and non-synchronizable items never
+# leave A (nothing in clear in any synced folder); a byte flipped in a record refused and
+# reported, then replaced by the author; an old head restored reported as a rollback; an
+# offline device catching up; B stopped while A edits and C deletes an item: all three converge
+# with one sibling; C's clock 10 minutes ahead (arcad's sync_clock_offset_ms) flagged; C
+# removed: the epoch rotates and C's later records are refused.
 set -uo pipefail
 build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
 [ "$(id -u)" -eq 0 ] || { echo "FAIL must run as root"; exit 1; }
@@ -44,6 +47,8 @@ start_sync_agent() {
 # --- three machines: users, arcads, vaults, Syncthing ---
 sync_ports
 sync_users "sa$tag"
+# C's clock runs 10 minutes ahead (static binaries ignore LD_PRELOAD: arcad's own offset setting).
+printf 'sync_clock_offset_ms = 600000\n' >"$work/u2/arca.conf"
 sync_arcads
 for i in 0 1 2; do
     check "vault $i created" "0" rc sh -c "printf 'pw$i\n' | setpriv --reuid=$(id -u "${st_user[$i]}") \
@@ -144,6 +149,11 @@ eventually "A and C see two versions (winner and one sibling)" "2 2" both_confli
 eventually "B, resumed, sees the same two versions" "2" conflicts 1
 eventually "all three converge to the same value" "same" converged
 eventually "the same conflict listing on all three" "same" listings
+
+# --- clock skew: C's records carry a clock 10 minutes ahead: accepted, and flagged ---
+printf 'from-the-future' | arca_as 2 add -s "skew$tag" -a k --synchronizable >/dev/null
+eventually "an item from C (clock 10 min ahead) reaches A" "from-the-future" kernel 0 "skew$tag" k
+eventually "A flags C's clock as ahead" "yes" reported 0 "minutes ahead (accepted)"
 
 # --- a removed device: new epoch, its later records refused ---
 epoch() { sync_as "$1" status | sed -n 's/^epoch: //p'; }

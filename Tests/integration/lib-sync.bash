@@ -55,11 +55,14 @@ spawn_as_user() {
     spawned=$!
 }
 
-# sync_arcads: one arcad per instance, state in $work/uI/state, socket $work/uI/arcad.sock.
+# sync_arcads: one arcad per instance, state in $work/uI/state, socket $work/uI/arcad.sock, and
+# $work/uI/arca.conf as its configuration when present (a skewed clock: sync_clock_offset_ms).
 sync_arcads() {
     local i
     for i in 0 1 2; do
-        "$build/arcad" --foreground --state-dir "$work/u$i/state" --socket "$work/u$i/arcad.sock" \
+        local conf=()
+        [ -f "$work/u$i/arca.conf" ] && conf=(--config "$work/u$i/arca.conf")
+        "$build/arcad" --foreground "${conf[@]}" --state-dir "$work/u$i/state" --socket "$work/u$i/arcad.sock" \
             2>"$work/u$i/arcad.log" &
         sync_arcad_pid[$i]=$!
     done
