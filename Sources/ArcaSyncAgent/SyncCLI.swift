@@ -53,7 +53,8 @@ public enum SyncCLI {
     static func execute(_ options: SyncOptions) throws(SyncAgentError) {
         let setup = try SyncSetup(options)
         switch options.verb {
-        case "join": try setup.join(try DeviceAddress(parsing: options.positionals[0]), address: options.values["address"])
+        case "join":
+            try setup.join(try DeviceAddress(parsing: options.positionals[0]), address: options.values["address"])
         case "approve":
             try setup.approve(
                 try DeviceAddress(parsing: options.positionals[0]), address: options.values["address"],

@@ -22,9 +22,11 @@ struct SyncSetup {
                 home: home, xdgStateHome: Self.environment("XDG_STATE_HOME"),
                 xdgConfigHome: Self.environment("XDG_CONFIG_HOME"))
         guard let text = homes.lazy.compactMap({ FolderIO.read($0 + "/config.xml", limit: 4 << 20) }).first else {
-            throw .syncthing("no config.xml in \(homes.joined(separator: " or ")) (is Syncthing set up? see --syncthing-home)")
+            throw .syncthing(
+                "no config.xml in \(homes.joined(separator: " or ")) (is Syncthing set up? see --syncthing-home)")
         }
-        syncthing = SyncthingClient(endpoint: try SyncthingEndpoint.parse(configXML: String(decoding: text, as: UTF8.self)))
+        syncthing = SyncthingClient(
+            endpoint: try SyncthingEndpoint.parse(configXML: String(decoding: text, as: UTF8.self)))
         folderOption = options.values["folder"]
         socket = options.values["socket"] ?? ArcadClient.environmentSocketPath
         uid = getuid()

@@ -136,7 +136,9 @@ public struct SyncthingClient: Sendable {
         } catch {
             throw .syncthing("127.0.0.1:\(endpoint.port): \(error) (is Syncthing running?)")
         }
-        guard let response = HTTPMessage.parse(bytes) else { throw .syncthing("\(method) \(target): not an HTTP reply") }
+        guard let response = HTTPMessage.parse(bytes) else {
+            throw .syncthing("\(method) \(target): not an HTTP reply")
+        }
         guard (200...299).contains(response.status) else {
             let text = String(decoding: response.body.prefix(200), as: UTF8.self).trimmed
             throw .syncthing("HTTP \(response.status) for \(method) \(Self.path(target)): \(text)")

@@ -28,8 +28,9 @@ public struct SyncthingEndpoint: Sendable, Equatable {
         if gui.attributes.contains(#"tls="true""#) {
             throw .syncthing("the GUI uses TLS; arca-sync speaks plain HTTP on loopback only (set tls=\"false\")")
         }
-        guard let address = element("address", in: gui.body)?.body.trimmed, let key = element("apikey", in: gui.body)?
-            .body.trimmed, !key.isEmpty
+        guard let address = element("address", in: gui.body)?.body.trimmed,
+            let key = element("apikey", in: gui.body)?
+                .body.trimmed, !key.isEmpty
         else { throw .syncthing("config.xml has no GUI address or API key") }
         guard let colon = address.lastIndex(of: ":"), let port = UInt16(address[address.index(after: colon)...]) else {
             throw .syncthing("cannot read the GUI address \(address)")

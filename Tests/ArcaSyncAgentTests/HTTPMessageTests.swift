@@ -24,13 +24,16 @@ import Testing
     }
 
     @Test func contentLengthTrimsAndShortBodyIsRejected() {
-        #expect(HTTPMessage.parse(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nabcdef".utf8))
-            == .init(status: 404, body: Array("abc".utf8)))
+        #expect(
+            HTTPMessage.parse(Array("HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\nabcdef".utf8))
+                == .init(status: 404, body: Array("abc".utf8)))
         #expect(HTTPMessage.parse(Array("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc".utf8)) == nil)
     }
 
-    @Test(arguments: ["", "garbage", "HTTP/1.1 200 OK\r\n", "SMTP 200 OK\r\n\r\n", "HTTP/1.1 abc OK\r\n\r\n",
-        "HTTP/1.1 999 X\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"])
+    @Test(arguments: [
+        "", "garbage", "HTTP/1.1 200 OK\r\n", "SMTP 200 OK\r\n\r\n", "HTTP/1.1 abc OK\r\n\r\n",
+        "HTTP/1.1 999 X\r\n\r\n", "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+    ])
     func malformedRepliesAreNil(_ text: String) {
         #expect(HTTPMessage.parse(Array(text.utf8)) == nil)
     }

@@ -35,8 +35,10 @@ import Testing
         #expect(SyncFolder.recordName(7) == "00000000000000000007.rec")
         #expect(SyncFolder.recordName(UInt64.max) == "18446744073709551615.rec")
         #expect(SyncFolder.recordSeq("00000000000000000007.rec") == 7)
-        for bad in ["7.rec", "0000000000000000000x.rec", "00000000000000000007.tmp", "+0000000000000000007.rec",
-            "99999999999999999999.rec"] {
+        for bad in [
+            "7.rec", "0000000000000000000x.rec", "00000000000000000007.tmp", "+0000000000000000007.rec",
+            "99999999999999999999.rec",
+        ] {
             #expect(SyncFolder.recordSeq(bad) == nil, "\(bad)")
         }
     }

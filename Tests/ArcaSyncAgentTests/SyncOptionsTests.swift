@@ -3,7 +3,8 @@ import Testing
 @testable import ArcaSyncAgent
 
 @Suite struct SyncOptionsTests {
-    static let address = String(repeating: "ab", count: 32) + "@A73WAPK-5QAOGTZ-SZO62VI-NDFOBMA-7VIFETD-MFNLHI6-ES53SRP-R7R5HAP"
+    static let address =
+        String(repeating: "ab", count: 32) + "@A73WAPK-5QAOGTZ-SZO62VI-NDFOBMA-7VIFETD-MFNLHI6-ES53SRP-R7R5HAP"
 
     @Test func parsesVerbValuesAndFlags() throws {
         let options = try SyncOptions.parse(["approve", Self.address, "--sas=123456", "--yes", "--folder", "/f"])
@@ -40,7 +41,9 @@ import Testing
     @Test func deviceAddressRoundTripsAndRejectsJunk() throws {
         let address = try DeviceAddress(parsing: Self.address.uppercased().replacingAll("@A73", "@A73"))
         #expect(address.description == Self.address)
-        for bad in ["", "abc@DEF", Self.address + "@x", String(repeating: "ab", count: 32), "zz" + Self.address.dropFirst(2)] {
+        for bad in [
+            "", "abc@DEF", Self.address + "@x", String(repeating: "ab", count: 32), "zz" + Self.address.dropFirst(2),
+        ] {
             #expect(throws: SyncAgentError.self) { try DeviceAddress(parsing: String(bad)) }
         }
     }

@@ -23,9 +23,11 @@ import Testing
         let port = UInt16(20_000 + Int.random(in: 0..<30_000))
         var config = try String(contentsOfFile: home + "/config.xml", encoding: .utf8)
         for (from, to) in [
-            ("127.0.0.1:8384", "127.0.0.1:\(port)"), ("<listenAddress>default", "<listenAddress>tcp://127.0.0.1:\(port + 1)"),
+            ("127.0.0.1:8384", "127.0.0.1:\(port)"),
+            ("<listenAddress>default", "<listenAddress>tcp://127.0.0.1:\(port + 1)"),
             ("<globalAnnounceEnabled>true", "<globalAnnounceEnabled>false"),
-            ("<localAnnounceEnabled>true", "<localAnnounceEnabled>false"), ("<relaysEnabled>true", "<relaysEnabled>false"),
+            ("<localAnnounceEnabled>true", "<localAnnounceEnabled>false"),
+            ("<relaysEnabled>true", "<relaysEnabled>false"),
             ("<natEnabled>true", "<natEnabled>false"), ("<urAccepted>0", "<urAccepted>-1"),
             ("<crashReportingEnabled>true", "<crashReportingEnabled>false"),
         ] {

@@ -31,7 +31,8 @@ import Testing
             try SyncthingEndpoint.parse(configXML: Self.config.replacingAll(#"tls="false""#, #"tls="true""#))
         }
         #expect(throws: SyncAgentError.syncthing("config.xml has no GUI address or API key")) {
-            try SyncthingEndpoint.parse(configXML: Self.config.replacingAll("<apikey>JSpjM6RSohF2brXWThNGPdLSkT7NADr3</apikey>", ""))
+            try SyncthingEndpoint.parse(
+                configXML: Self.config.replacingAll("<apikey>JSpjM6RSohF2brXWThNGPdLSkT7NADr3</apikey>", ""))
         }
         #expect(throws: SyncAgentError.syncthing("config.xml has no <gui> section")) {
             try SyncthingEndpoint.parse(configXML: "<configuration/>")

@@ -35,9 +35,8 @@ enum FolderIO {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            guard let n = try? chunk.withUnsafeMutableBytes({ raw in Result { () throws(Errno) in try fd.read(into: raw) } }).get() else {
-                return nil
-            }
+            let read = chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try fd.read(into: raw) } }
+            guard let n = try? read.get() else { return nil }
             if n == 0 { return result }
             result += chunk[..<n]
             if result.count > limit { return nil }

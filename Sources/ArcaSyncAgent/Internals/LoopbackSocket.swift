@@ -46,7 +46,8 @@ enum LoopbackSocket {
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 16384)
         while true {
-            let n = try chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try fd.read(into: raw) } }.get()
+            let n = try chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try fd.read(into: raw) } }
+                .get()
             if n == 0 { return result }
             result += chunk[..<n]
             if result.count > limit { throw .messageTooLong }

@@ -12,12 +12,14 @@ enum Thread {
         }
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            box.body()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+                box.body()
+                return nil
+            }, box)
         if result == 0 { pthread_detach(thread) } else { Unmanaged<Box>.fromOpaque(box).release() }
     }
 }
