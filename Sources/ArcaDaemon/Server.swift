@@ -34,6 +34,8 @@ public final class Server: Sendable {
     private let waitingAcceptors = Atomic<Int>(0)
     /// Acceptors that keep waiting once their connection ends; beyond these, they end.
     static let maximumWaitingAcceptors = 4
+    /// How long an acceptor waits for a connection before it checks whether it is one too many.
+    static let idleAcceptorMilliseconds = 10_000
     /// Connections root may hold at once.
     static let rootConnectionLimit = 1024
 
@@ -56,14 +58,26 @@ public final class Server: Sendable {
 
     /// Accepts connections until `stop()` (the calling thread is one of the acceptors
     /// and also serves; `run` returns after `stop()` once its connection in progress ends).
-    public func run() { accept(permanent: true) }
+    public func run() {
+        // accept() returns EAGAIN after this long without a connection, so that acceptors
+        // left over from a burst end (`accept(permanent:)`).
+        do {
+            try SocketSystem.setTimeouts(listener, milliseconds: Self.idleAcceptorMilliseconds)
+        } catch {
+            Log.warning("cannot bound accept() in time (\(error)); acceptors left from a burst stay")
+        }
+        accept(permanent: true)
+    }
 
     /// One acceptor: waits in `accept`, serves the connection it takes on its own thread,
     /// then waits again. A connect wakes a thread that is already there, so no thread is
     /// started between a client's connect and its reply (a login makes three connections,
     /// and on a loaded machine each new thread waited for a CPU: 0.3 ms median, 7 ms p90
-    /// more per request than on a kept connection). The last waiting acceptor that takes
-    /// a connection starts another first; one that finds enough others waiting ends.
+    /// more per request than on a kept connection). An acceptor that takes a connection
+    /// while fewer than two others wait starts two more first, so a burst is met by
+    /// threads that double at each start rather than by one thread start per connection in
+    /// a row. An acceptor that finds `maximumWaitingAcceptors` others waiting, after its
+    /// connection or after `idleAcceptorMilliseconds` without one, ends.
     private func accept(permanent: Bool) {
         while !stopping.load(ordering: .relaxed) {
             waitingAcceptors.add(1, ordering: .relaxed)
@@ -71,18 +85,25 @@ public final class Server: Sendable {
             do {
                 client = try SocketSystem.accept(listener)
             } catch {
-                waitingAcceptors.subtract(1, ordering: .relaxed)
+                let others = waitingAcceptors.subtract(1, ordering: .relaxed).newValue
                 if stopping.load(ordering: .relaxed) { break }
+                if error.errno == .wouldBlock {
+                    if !permanent && others >= Self.maximumWaitingAcceptors { return }
+                    continue
+                }
                 Log.warning("accept: \(error)")
                 if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
                 continue
             }
-            if waitingAcceptors.subtract(1, ordering: .relaxed).newValue == 0 {
-                do {
-                    try Threads.detach { [self] in accept(permanent: false) }
-                } catch {
-                    // This thread accepts again once its connection ends.
-                    Log.error("cannot start an accepting thread: \(error)")
+            if waitingAcceptors.subtract(1, ordering: .relaxed).newValue < 2 {
+                for _ in 0..<2 {
+                    do {
+                        try Threads.detach { [self] in accept(permanent: false) }
+                    } catch {
+                        // This thread accepts again once its connection ends.
+                        Log.error("cannot start an accepting thread: \(error)")
+                        break
+                    }
                 }
             }
             serve(client)
