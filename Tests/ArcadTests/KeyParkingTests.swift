@@ -28,8 +28,12 @@ struct KeyParkingTests {
         return status.unlocked
     }
 
-    @Test("a lock change re-parks in place: the same key, a new payload, still owner-only; a restart restores it")
-    func lockChangeUpdatesInPlace() throws {
+    /// arcad with a throwaway user enrolled (both classes held and parked), and the serial
+    /// of the key parked for them; afterwards, whenUnlocked is locked and arcad restarted.
+    func afterOneLock(
+        _ between: (ArcadProcess, TestUser, KeySerial) throws -> Void,
+        _ check: (ArcadProcess, TestUser, KeySerial) throws -> Void
+    ) throws {
         try withThrowawayUsers(1, prefix: "perf16p", cleanup: purge) { users in
             let alice = users[0]
             let arcad = try ArcadProcess()
@@ -37,35 +41,33 @@ struct KeyParkingTests {
             #expect(
                 try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
             let first = try parkedKey(arcad, alice.uid)
-            let both = try payload(first)
+            try between(arcad, alice, first)
             #expect(try arcad.send(.lock(uid: alice.uid, classes: .whenUnlocked)) == .ok)
-            let second = try parkedKey(arcad, alice.uid)
-            #expect(second == first, "a new key was staged and the old one invalidated")
-            #expect(try payload(second) != both)
-            #expect(try second.describe().permissions == 0x003f_0000)
+            try check(arcad, alice, first)
+            // What is parked now brings back exactly afterFirstUnlock.
             arcad.kill9()
             try arcad.start()
             #expect(try unlocked(arcad, alice.uid) == .afterFirstUnlock)
         }
     }
 
+    @Test("a lock change re-parks in place: the same key, a new payload, still owner-only; a restart restores it")
+    func lockChangeUpdatesInPlace() throws {
+        var both: [UInt8] = []
+        try afterOneLock({ _, _, first in both = try payload(first) }) { arcad, alice, first in
+            let second = try parkedKey(arcad, alice.uid)
+            #expect(second == first, "a new key was staged and the old one invalidated")
+            #expect(try payload(second) != both)
+            #expect(try second.describe().permissions == 0x003f_0000)
+        }
+    }
+
     @Test("a parked key invalidated behind arcad's back: the next change parks a new key; a restart restores it")
     func invalidatedKeyIsParkedAnew() throws {
-        try withThrowawayUsers(1, prefix: "perf16p", cleanup: purge) { users in
-            let alice = users[0]
-            let arcad = try ArcadProcess()
-            defer { arcad.stop() }
-            #expect(
-                try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
-            let first = try parkedKey(arcad, alice.uid)
-            try first.invalidate()
-            #expect(try arcad.send(.lock(uid: alice.uid, classes: .whenUnlocked)) == .ok)
+        try afterOneLock({ _, _, first in try first.invalidate() }) { arcad, alice, first in
             let second = try parkedKey(arcad, alice.uid)
             #expect(second != first)
             #expect(try second.describe().permissions == 0x003f_0000)
-            arcad.kill9()
-            try arcad.start()
-            #expect(try unlocked(arcad, alice.uid) == .afterFirstUnlock)
         }
     }
 }
