@@ -7,7 +7,7 @@ import Synchronization
 #endif
 
 /// Decides one request. Implementations must be thread-safe: the server calls
-/// them from the thread serving each connection, many at once.
+/// them from one thread per connection.
 public protocol RequestHandling: Sendable {
     /// The reply to `request` from `peer`. May wipe secrets in `request`.
     func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply
@@ -21,7 +21,7 @@ public protocol RequestHandling: Sendable {
 /// reply be taken within it, however slowly the client trickles; memory follows
 /// the bytes that arrived, never the length a header announces. One uid may hold
 /// at most `maxConnectionsPerUID` connections, and arcad at most `maxConnections`
-/// in all (each is a thread and a buffer while it lasts).
+/// in all (each is a thread and a buffer).
 public final class Server: Sendable {
     private let listener: Int32
     private let handler: any RequestHandling
@@ -30,12 +30,6 @@ public final class Server: Sendable {
     private let maxConnections: Int
     private let connections = Mutex<[UInt32: Int]>([:])
     private let stopping = Atomic<Bool>(false)
-    /// Threads waiting in `accept` (see `accept(permanent:)`).
-    private let waitingAcceptors = Atomic<Int>(0)
-    /// Acceptors that keep waiting once their connection ends; beyond these, they end.
-    static let maximumWaitingAcceptors = 4
-    /// How long an acceptor waits for a connection before it checks whether it is one too many.
-    static let idleAcceptorMilliseconds = 10_000
     /// Connections root may hold at once.
     static let rootConnectionLimit = 1024
 
@@ -56,58 +50,19 @@ public final class Server: Sendable {
         }
     }
 
-    /// Accepts connections until `stop()` (the calling thread is one of the acceptors
-    /// and also serves; `run` returns after `stop()` once its connection in progress ends).
+    /// Accepts connections until `stop()`; each is served on its own thread.
     public func run() {
-        // accept() returns EAGAIN after this long without a connection, so that acceptors
-        // left over from a burst end (`accept(permanent:)`).
-        do {
-            try SocketSystem.setTimeouts(listener, milliseconds: Self.idleAcceptorMilliseconds)
-        } catch {
-            Log.warning("cannot bound accept() in time (\(error)); acceptors left from a burst stay")
-        }
-        accept(permanent: true)
-    }
-
-    /// One acceptor: waits in `accept`, serves the connection it takes on its own thread,
-    /// then waits again. A connect wakes a thread that is already there, so no thread is
-    /// started between a client's connect and its reply (a login makes three connections,
-    /// and on a loaded machine each new thread waited for a CPU: 0.3 ms median, 7 ms p90
-    /// more per request than on a kept connection). An acceptor that takes a connection
-    /// while fewer than two others wait starts two more first, so a burst is met by
-    /// threads that double at each start rather than by one thread start per connection in
-    /// a row. An acceptor that finds `maximumWaitingAcceptors` others waiting, after its
-    /// connection or after `idleAcceptorMilliseconds` without one, ends.
-    private func accept(permanent: Bool) {
         while !stopping.load(ordering: .relaxed) {
-            waitingAcceptors.add(1, ordering: .relaxed)
             let client: Int32
             do {
                 client = try SocketSystem.accept(listener)
             } catch {
-                let others = waitingAcceptors.subtract(1, ordering: .relaxed).newValue
                 if stopping.load(ordering: .relaxed) { break }
-                if error.errno == .wouldBlock {
-                    if !permanent && others >= Self.maximumWaitingAcceptors { return }
-                    continue
-                }
                 Log.warning("accept: \(error)")
                 if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
                 continue
             }
-            if waitingAcceptors.subtract(1, ordering: .relaxed).newValue < 2 {
-                for _ in 0..<2 {
-                    do {
-                        try Threads.detach { [self] in accept(permanent: false) }
-                    } catch {
-                        // This thread accepts again once its connection ends.
-                        Log.error("cannot start an accepting thread: \(error)")
-                        break
-                    }
-                }
-            }
             serve(client)
-            if !permanent && waitingAcceptors.load(ordering: .relaxed) >= Self.maximumWaitingAcceptors { return }
         }
     }
 
@@ -145,11 +100,19 @@ public final class Server: Sendable {
             close(fd)
             return
         }
-        converse(fd, peer: peer)
-        close(fd)
-        connections.withLock { counts in
-            counts[peer.uid, default: 1] -= 1
-            if counts[peer.uid] == 0 { counts[peer.uid] = nil }
+        do {
+            try Threads.detach { [self] in
+                converse(fd, peer: peer)
+                close(fd)
+                connections.withLock { counts in
+                    counts[peer.uid, default: 1] -= 1
+                    if counts[peer.uid] == 0 { counts[peer.uid] = nil }
+                }
+            }
+        } catch {
+            Log.error("cannot start a connection thread: \(error)")
+            close(fd)
+            connections.withLock { $0[peer.uid, default: 1] -= 1 }
         }
     }
 
