@@ -1,5 +1,6 @@
 import ArcaCrypto
 import ArcaKeyring
+import Synchronization
 
 /// Parks the keys arcad holds for unlocked users in root-only kernel keys, so that
 /// a restart of arcad (a crash, `kill -9`, an upgrade) does not lock anyone out.
@@ -14,10 +15,20 @@ import ArcaKeyring
 /// possessor permission would let that user read every parked class key. Only a
 /// process with fsuid 0 may read them. Each is made in the thread keyring, given
 /// these permissions there, and only then linked where others can reach it.
+///
+/// Every lock-state change re-parks (a login parks twice: at unlock and at the last
+/// close), so after the first park of a uid its key is updated in place: one
+/// `keyctl_describe` to check that the serial still names this parked key, and one
+/// `keyctl_update`, which gives the key its new payload and frees the old one with
+/// `kfree_sensitive` (zeroed, as an invalidated key's is). The full path searched root's
+/// `@u`, staged a new key and invalidated the old one: eight calls, and the invalidation
+/// wakes the kernel's key garbage collector in the middle of a login.
 struct KeyParking: Sendable {
     let ringDescription: String
     /// Owner (root) everything; possessors, group and others nothing.
     static let permissions: KeyPermissions = .userAll
+    /// The key parked for each uid by this process, updated in place by the next park.
+    private let parked = ParkedSerials()
 
     init(stateDirectory: String) {
         let digest = (try? KeyedHash.blake2b(Array(stateDirectory.utf8), outputLength: 16)) ?? []
@@ -70,6 +81,7 @@ struct KeyParking: Sendable {
     /// Parks `keys` for `uid`, or removes what is parked when `keys` is nil.
     func park(uid: UInt32, keys: SecretBytes?) {
         guard let keys else {
+            parked.set(uid, nil)
             if let ring = ring(create: false) {
                 if let key = try? ring.search(type: "user", description: keyDescription(uid)) { try? key.invalidate() }
                 // Nobody parked: drop the ring too, so root's keyring does not collect
@@ -80,6 +92,8 @@ struct KeyParking: Sendable {
             }
             return
         }
+        if let serial = parked.get(uid), updateInPlace(serial, uid: uid, keys: keys) { return }
+        parked.set(uid, nil)
         guard let ring = ring(create: true) else {
             Log.warning("cannot park keys for uid \(uid): a restart of arcad will lock this user")
             return
@@ -95,8 +109,25 @@ struct KeyParking: Sendable {
                 throw error
             }
             if let old, old != key { try? old.invalidate() }
+            parked.set(uid, key)
         } catch {
             Log.warning("cannot park keys for uid \(uid) (\(error)): a restart of arcad will lock this user")
+        }
+    }
+
+    /// Replaces the payload of `serial`, the key this process parked for `uid`, if it
+    /// still is that key: root-owned, of type `user`, with the parking permissions and
+    /// description. A serial whose key was invalidated by someone else (and whose number
+    /// the kernel may since have given to another key) is never written.
+    private func updateInPlace(_ serial: KeySerial, uid: UInt32, keys: SecretBytes) -> Bool {
+        guard let info = try? serial.describe(), info.type == "user", info.uid == 0,
+            info.permissions == Self.permissions.rawValue, info.description == keyDescription(uid)
+        else { return false }
+        do {
+            try serial.update(keys)
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -114,4 +145,13 @@ struct KeyParking: Sendable {
         }
         return restored
     }
+}
+
+/// The serial of the key parked for each uid, shared by the copies of a `KeyParking`.
+private final class ParkedSerials: Sendable {
+    private let serials = Mutex<[UInt32: KeySerial]>([:])
+
+    func get(_ uid: UInt32) -> KeySerial? { serials.withLock { $0[uid] } }
+
+    func set(_ uid: UInt32, _ serial: KeySerial?) { serials.withLock { $0[uid] = serial } }
 }

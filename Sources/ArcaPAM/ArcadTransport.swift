@@ -4,16 +4,28 @@ import ArcaProtocol
 public protocol ArcadTransport {
     /// Sends `request` and returns arcad's reply.
     func send(_ request: Request) throws(ClientError) -> Reply
+    /// Closes the connection kept from an earlier request, if any. The module calls
+    /// it before every KDF run.
+    func disconnect()
 }
 
-/// The live transport: a fresh connection per request, each bounded by the
-/// `timeout=` option. A connection is never kept across a KDF run (arcad may
-/// drop idle peers) nor across PAM calls (the process may fork in between).
-public struct SocketTransport: ArcadTransport {
+extension ArcadTransport {
+    /// Transports that keep no connection have nothing to close.
+    public func disconnect() {}
+}
+
+/// The live transport: each request bounded by the `timeout=` option, on the
+/// connection of the previous request of the same PAM call when there is one (a
+/// login's open_session sends the unlock and the session on one connection: one
+/// accept and one thread in arcad fewer). A connection is never kept across a KDF
+/// run (the module calls ``disconnect()`` first: arcad may drop idle peers) nor across
+/// PAM calls (the process may fork in between: the transport lives for one call).
+public final class SocketTransport: ArcadTransport {
     /// arcad's socket.
-    public var path: String
+    public let path: String
     /// Send and receive timeout of each request.
-    public var timeoutMilliseconds: Int
+    public let timeoutMilliseconds: Int
+    private var client: ArcadClient?
 
     /// A transport to `path` with the given timeout.
     public init(path: String, timeoutMilliseconds: Int) {
@@ -21,9 +33,25 @@ public struct SocketTransport: ArcadTransport {
         self.timeoutMilliseconds = timeoutMilliseconds
     }
 
-    /// Connects, sends, reads the reply, disconnects.
+    /// Sends on the kept connection, or connects; keeps the connection for the next request.
     public func send(_ request: Request) throws(ClientError) -> Reply {
-        let client = try ArcadClient(path: path, timeoutMilliseconds: timeoutMilliseconds)
-        return try client.send(request)
+        if let kept = client {
+            client = nil
+            do {
+                let reply = try kept.send(request)
+                client = kept
+                return reply
+            } catch .connectionClosed {
+                // arcad closed the kept connection (its idle timeout): once more on a new
+                // one. Never after a timeout, which would double a login's wait.
+            }
+        }
+        let fresh = try ArcadClient(path: path, timeoutMilliseconds: timeoutMilliseconds)
+        let reply = try fresh.send(request)
+        client = fresh
+        return reply
     }
+
+    /// Closes the kept connection.
+    public func disconnect() { client = nil }
 }

@@ -243,6 +243,7 @@ public final class PAMModule {
     }
 
     func derive(_ password: SecretBytes, _ parameters: KDFParameters) throws(ModuleError) -> SecretBytes {
+        transport.disconnect()
         do {
             return try Argon2id.deriveKey(password: password, parameters: parameters)
         } catch {

@@ -42,6 +42,10 @@ final class FakeArcad: ArcadTransport {
     let candidateToken = [UInt8](repeating: 0xC7, count: 32)
     /// How often the module calibrated Argon2id (through ``module(_:_:_:)``).
     var calibrations = 0
+    /// For each ``disconnect()``: how many requests had been sent before it.
+    var disconnects: [Int] = []
+
+    func disconnect() { disconnects.append(requests.count) }
 
     func send(_ request: Request) throws(ClientError) -> Reply {
         requests.append(request)

@@ -17,6 +17,8 @@ import Testing
         #expect(module(context, arcad).run(.openSession, flags: 0) == success)
         #expect(arcad.kinds == ["kdfParameters", "enroll", "openSession"])
         #expect(arcad.calibrations == 1)
+        // No connection kept across calibrating or deriving: enroll and the session share one.
+        #expect(arcad.disconnects == [1, 1])
         guard case .enroll(let uid, let enrolledKey, let parameters) = arcad.requests[1] else {
             Issue.record("not an enroll: \(arcad.requests[1])")
             return
@@ -43,6 +45,7 @@ import Testing
         #expect(module(context, arcad).run(.openSession, flags: 0) == success)
         #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"])
         #expect(arcad.requests[1] == .loginUnlock(uid: 1000, key: try key("pw", cheapWire)))
+        #expect(arcad.disconnects == [1], "auth's connection closed before the KDF; none in open_session")
         guard case .openSession(let opening) = arcad.requests[2] else { return }
         #expect(opening.tty == "tty3")
         #expect(context.logs == ["info unlocked the vault of alice"])
@@ -79,6 +82,7 @@ import Testing
         arcad.vault = (cheapWire, try key("pw", cheapWire))
         #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
         #expect(arcad.kinds == ["kdfParameters", "unlock"])
+        #expect(arcad.disconnects == [1], "the unlock after the KDF goes on a new connection")
         #expect(module(context, arcad).run(.openSession, flags: 0) == success)
         #expect(arcad.kinds == ["kdfParameters", "unlock", "openSession"], "no second unlock")
     }

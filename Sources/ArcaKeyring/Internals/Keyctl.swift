@@ -179,9 +179,18 @@ enum Keyctl {
         while true {
             let secret: SecretBytes
             do { secret = try SecretBytes(count: length) } catch { throw KeyringErrno.noMemory }
-            let actual = try secret.withUnsafeMutableBytes { buffer in
-                Result { () throws(KeyringErrno) -> Int in try read(key, into: buffer) }
-            }.get()
+            // Not through `Result`: the first Result<Int, KeyringErrno> makes the static
+            // runtime scan every protocol conformance in `arca` (1.7% of an `arca get`).
+            var failure: KeyringErrno?
+            let actual = secret.withUnsafeMutableBytes { buffer -> Int in
+                do throws(KeyringErrno) {
+                    return try read(key, into: buffer)
+                } catch {
+                    failure = error
+                    return 0
+                }
+            }
+            if let failure { throw failure }
             if actual == length { return secret }
             if actual < length {
                 do { return try secret.slice(0..<actual) } catch { throw KeyringErrno.noMemory }

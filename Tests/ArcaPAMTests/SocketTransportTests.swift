@@ -1,0 +1,123 @@
+import ArcaProtocol
+import Foundation
+import Glibc
+import Testing
+
+@testable import ArcaPAM
+
+/// A stand-in arcad on a real Unix socket that answers every request `.ok` and
+/// counts connections; with `closeAfter`, it closes each connection after that many
+/// replies (as arcad does to an idle peer).
+final class CountingArcad: @unchecked Sendable {
+    let path: String
+    private let listener: Int32
+    private let lock = NSLock()
+    private var connectionCount = 0
+    private var requestCount = 0
+    private let closeAfter: Int?
+
+    init(closeAfter: Int? = nil) throws {
+        self.closeAfter = closeAfter
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("arca-pam-\(UUID().uuidString).sock").path
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: Array(path.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 8) == 0 else { throw CountingArcadError.cannotListen(path) }
+        Thread { [self] in acceptLoop() }.start()
+    }
+
+    var counts: (connections: Int, requests: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (connectionCount, requestCount)
+    }
+
+    func stop() {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        unlink(path)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            lock.lock()
+            connectionCount += 1
+            lock.unlock()
+            Thread { [self] in serve(client) }.start()
+        }
+    }
+
+    private func serve(_ client: Int32) {
+        defer { close(client) }
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        var replies = 0
+        while closeAfter.map({ replies < $0 }) ?? true {
+            if case .complete(let decoded) = Frame.decode(buffer, as: Request.self) {
+                buffer.removeFirst(decoded.length)
+                lock.lock()
+                requestCount += 1
+                lock.unlock()
+                guard let frame = try? Frame.encode(Reply.ok, requestID: decoded.requestID) else { return }
+                _ = frame.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                replies += 1
+                continue
+            }
+            let n = read(client, &chunk, chunk.count)
+            if n <= 0 { return }
+            buffer += chunk[0..<n]
+        }
+    }
+}
+
+enum CountingArcadError: Error { case cannotListen(String) }
+
+/// pam_arca's live transport over a real socket: the requests of one PAM call share a
+/// connection (a login's open_session: the unlock, then the session), never across a
+/// KDF run.
+@Suite struct SocketTransportTests {
+    let request = Request.closeSession(uid: 1000, token: [UInt8](repeating: 7, count: 32))
+
+    @Test("two requests of one PAM call: one connection, two replies")
+    func requestsShareOneConnection() throws {
+        let arcad = try CountingArcad()
+        defer { arcad.stop() }
+        let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
+        #expect(try transport.send(request) == .ok)
+        #expect(try transport.send(request) == .ok)
+        #expect(arcad.counts.connections == 1)
+        #expect(arcad.counts.requests == 2)
+    }
+
+    @Test("disconnect (before a KDF run): the next request connects anew")
+    func disconnectClosesTheConnection() throws {
+        let arcad = try CountingArcad()
+        defer { arcad.stop() }
+        let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
+        #expect(try transport.send(request) == .ok)
+        transport.disconnect()
+        #expect(try transport.send(request) == .ok)
+        #expect(arcad.counts.connections == 2)
+        #expect(arcad.counts.requests == 2)
+    }
+
+    @Test("a kept connection arcad has closed: the request is sent once more on a new one and answered")
+    func closedConnectionIsReplaced() throws {
+        let arcad = try CountingArcad(closeAfter: 1)
+        defer { arcad.stop() }
+        let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
+        #expect(try transport.send(request) == .ok)
+        usleep(50_000)  // arcad's side is closed by now
+        #expect(try transport.send(request) == .ok)
+        #expect(arcad.counts.connections == 2)
+        #expect(arcad.counts.requests == 2)
+    }
+}
