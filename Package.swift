@@ -174,7 +174,7 @@ let package = Package(
         // The freedesktop Secret Service provider (arca-secretd).
         .target(
             name: "ArcaSecretService",
-            dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "CGcrypt", "CSystemd"]),
+            dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CGcrypt", "CSystemd"]),
         .executableTarget(
             name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),
         .testTarget(
