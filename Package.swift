@@ -56,6 +56,8 @@ let package = Package(
         // The Secret Service session algorithm (DH group 2, AES-128-CBC): libsodium has neither.
         .systemLibrary(
             name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
+        // libgcrypt's variadic gcry_control, which Swift cannot call, compiled as C.
+        .target(name: "CArcaGcrypt", dependencies: ["CGcrypt"]),
 
         // The system layer: the C Swift cannot express (built with _GNU_SOURCE, as
         // swift-crypto's shims are), and one Swift target over it with `Errno`, the one
@@ -174,7 +176,9 @@ let package = Package(
         // The freedesktop Secret Service provider (arca-secretd).
         .target(
             name: "ArcaSecretService",
-            dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CGcrypt", "CSystemd"]),
+            dependencies: [
+                "ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CArcaGcrypt", "CGcrypt", "CSystemd",
+            ]),
         .executableTarget(
             name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),
         .testTarget(
