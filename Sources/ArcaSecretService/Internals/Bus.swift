@@ -84,27 +84,13 @@ final class BusConnection {
     /// `body`). The corresponding C function is `sd_bus_add_fallback`.
     func addFallback(_ prefix: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
         let userdata = retain(body)
-        _ = try busCall("sd_bus_add_fallback \(prefix)") {
-            sd_bus_add_fallback(
-                bus, nil, prefix,
-                { message, userdata, _ in
-                    BusConnection.dispatch(message, userdata)
-                    return 1
-                }, userdata)
-        }
+        _ = try busCall("sd_bus_add_fallback \(prefix)") { sd_bus_add_fallback(bus, nil, prefix, handled, userdata) }
     }
 
     /// Calls `body` with every message matching `rule`. The corresponding C function is `sd_bus_add_match`.
     func addMatch(_ rule: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
         let userdata = retain(body)
-        _ = try busCall("sd_bus_add_match \(rule)") {
-            sd_bus_add_match(
-                bus, nil, rule,
-                { message, userdata, _ in
-                    BusConnection.dispatch(message, userdata)
-                    return 0
-                }, userdata)
-        }
+        _ = try busCall("sd_bus_add_match \(rule)") { sd_bus_add_match(bus, nil, rule, observed, userdata) }
     }
 
     /// Keeps a handler alive as long as the connection (sd-bus holds only its pointer).
@@ -114,7 +100,7 @@ final class BusConnection {
         return box.toOpaque()
     }
 
-    private static func dispatch(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) {
+    fileprivate static func dispatch(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) {
         guard let message, let userdata else { return }
         Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue().body(BusMessage(borrowing: message))
     }
@@ -253,6 +239,24 @@ final class BusConnection {
             throw BusError(call: "poll", errno: error, name: nil)
         }
     }
+}
+
+/// The handler of an ``BusConnection/addFallback(_:_:)`` path: runs the handler
+/// registered with it, and tells sd-bus the call is handled (1).
+private func handled(
+    _ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _: UnsafeMutablePointer<sd_bus_error>?
+) -> Int32 {
+    BusConnection.dispatch(message, userdata)
+    return 1
+}
+
+/// The handler of an ``BusConnection/addMatch(_:_:)`` rule: runs the handler
+/// registered with it, and lets other matches see the message too (0).
+private func observed(
+    _ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _: UnsafeMutablePointer<sd_bus_error>?
+) -> Int32 {
+    BusConnection.dispatch(message, userdata)
+    return 0
 }
 
 /// A non-blocking pipe that another thread writes to wake the bus loop.
