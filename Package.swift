@@ -64,6 +64,9 @@ let package = Package(
         // EINTR retry, file descriptors, Unix sockets with peer credentials, zeroing.
         .target(name: "CArcaSystem", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "ArcaSystem", dependencies: ["CArcaSystem"]),
+        // Detached threads for the daemons (arcad, arca-secretd); apart from ArcaSystem,
+        // which the PAM module links and which must not bring pthread_create into it.
+        .target(name: "ArcaThreads", dependencies: ["ArcaSystem"]),
 
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["ArcaSystem", "CSodium"]),
@@ -78,7 +81,8 @@ let package = Package(
         .target(
             name: "ArcaDaemon",
             dependencies: [
-                "ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync", "CSystemd",
+                "ArcaSystem", "ArcaThreads", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync",
+                "CSystemd",
             ]),
 
         // Public library products: no unsafe flags anywhere below them.
@@ -177,7 +181,8 @@ let package = Package(
         .target(
             name: "ArcaSecretService",
             dependencies: [
-                "ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CArcaGcrypt", "CGcrypt", "CSystemd",
+                "ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "ArcaThreads", "CArcaGcrypt", "CGcrypt",
+                "CSystemd",
             ]),
         .executableTarget(
             name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),

@@ -1,9 +1,10 @@
 import ArcaSystem
+import ArcaThreads
 
 /// arcad serves each connection on its own thread, so a slow client blocks nobody
 /// else; per-user work is serialised by locks.
 enum Threads {
-    /// Runs `body` on a new detached thread (ArcaSystem's ``DetachedThread``) with a
+    /// Runs `body` on a new detached thread (ArcaThreads' ``DetachedThread``) with a
     /// 512 KiB stack, enough for a request's deepest path.
     static func detach(_ body: @escaping () -> Void) throws {
         do {

@@ -1,7 +1,8 @@
 import ArcaSystem
+import ArcaThreads
 
 /// Starts a detached thread (the event listener, a prompt's unlock) through
-/// ArcaSystem's ``DetachedThread``, with the default stack.
+/// ArcaThreads' ``DetachedThread``, with the default stack.
 enum Threads {
     /// Runs `body` on a new detached thread; if none can be started the work is not
     /// done, as before: the caller's next event or timeout reports it.

@@ -1,3 +1,5 @@
+import ArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,8 +7,9 @@
 #endif
 
 /// Starts detached threads: arcad's per-connection and watcher threads, and
-/// arca-secretd's listener. ArcaSystem starts none of its own (the PAM module links
-/// it); a thread exists only where a caller asks for one.
+/// arca-secretd's listener. A target of its own, not part of ArcaSystem: the PAM
+/// module links ArcaSystem, and must not even import `pthread_create` (fork safety,
+/// checked by Tests/integration/32-pam-fork-and-system.sh).
 public enum DetachedThread {
     private final class Box {
         let body: () -> Void
