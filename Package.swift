@@ -57,16 +57,23 @@ let package = Package(
         // The Secret Service session algorithm (DH group 2, AES-128-CBC): libsodium has neither.
         .systemLibrary(
             name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
+        // libgcrypt's variadic gcry_control, which Swift cannot call, compiled as C.
+        .target(name: "CArcaGcrypt", dependencies: ["CGcrypt"]),
 
         // The system layer: the C Swift cannot express (built with _GNU_SOURCE, as
         // swift-crypto's shims are), and one Swift target over it with `Errno`, the one
         // EINTR retry, file descriptors, Unix sockets with peer credentials, zeroing.
         .target(name: "CArcaSystem", cSettings: [.define("_GNU_SOURCE")]),
         .target(name: "ArcaSystem", dependencies: ["CArcaSystem"]),
+        // Detached threads for the daemons (arcad, arca-secretd); apart from ArcaSystem,
+        // which the PAM module links and which must not bring pthread_create into it.
+        .target(name: "ArcaThreads", dependencies: ["ArcaSystem"]),
 
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["ArcaSystem", "CSodium"]),
         .target(name: "ArcaProtocol", dependencies: ["ArcaSystem"]),
+        // The client side of arcad's socket (ArcadClient): the codec's frames over ArcaSystem's sockets.
+        .target(name: "ArcaClient", dependencies: ["ArcaProtocol", "ArcaSystem"]),
         // Sync records, their signatures and the merge (ARCHITECTURE §12): pure logic, no I/O.
         .target(name: "ArcaSync", dependencies: ["ArcaCrypto"]),
         .target(
@@ -75,17 +82,19 @@ let package = Package(
         .target(
             name: "ArcaDaemon",
             dependencies: [
-                "ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync", "CSystemd",
+                "ArcaSystem", "ArcaThreads", "ArcaCrypto", "ArcaProtocol", "ArcaKeyring", "ArcaVault", "ArcaSync",
+                "CSystemd",
             ]),
 
         // Public library products: no unsafe flags anywhere below them.
-        .target(name: "Arca", dependencies: ["ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
+        .target(name: "Arca", dependencies: ["ArcaClient", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
         .target(name: "ArcaSecurity", dependencies: ["Arca", "ArcaProtocol"]),
 
         // Executables.
         .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
         // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
-        .target(name: "ArcaCLI", dependencies: ["ArcaSystem", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
+        .target(
+            name: "ArcaCLI", dependencies: ["ArcaSystem", "ArcaClient", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
         // Fully static: a dynamically linked Swift binary spends ~2 ms in the loader
         // (libstdc++ symbol lookups, page faults) before main; `arca get` must stay
         // close to `keyctl print` (bench/cli).
@@ -95,7 +104,7 @@ let package = Package(
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
         // is safe inside a module that libpam loads into any process that may fork.
-        .target(name: "ArcaPAM", dependencies: ["CPAM", "ArcaProtocol", "ArcaCrypto"]),
+        .target(name: "ArcaPAM", dependencies: ["CPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
 
         // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
@@ -104,13 +113,16 @@ let package = Package(
             path: "Tests/ArcaPAMRecorder"),
         // Runs PAM steps with forks and fresh handles between them (sshd/xrdp shapes), and timed loops for bench/pam.
         .executableTarget(
-            name: "arca-test-pam-driver", dependencies: ["CPAM", "ArcaProtocol"], path: "Tests/ArcaPAMDriver"),
-        .testTarget(name: "ArcaPAMTests", dependencies: ["ArcaPAM", "ArcaCrypto", "ArcaProtocol", "CPAM"]),
+            name: "arca-test-pam-driver", dependencies: ["CPAM", "ArcaClient", "ArcaProtocol"],
+            path: "Tests/ArcaPAMDriver"),
+        .testTarget(
+            name: "ArcaPAMTests", dependencies: ["ArcaPAM", "ArcaClient", "ArcaCrypto", "ArcaProtocol", "CPAM"]),
 
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),
         .executableTarget(
-            name: "bench-arcad", dependencies: ["ArcaProtocol", "ArcaCrypto", "ArcaKeyring"], path: "bench/arcad",
+            name: "bench-arcad", dependencies: ["ArcaClient", "ArcaProtocol", "ArcaCrypto", "ArcaKeyring"],
+            path: "bench/arcad",
             exclude: ["run.sh"]),
         .executableTarget(
             name: "bench-sync", dependencies: ["ArcaSync", "ArcaCrypto"], path: "bench/sync", exclude: ["run.sh"]),
@@ -128,12 +140,12 @@ let package = Package(
         // arcad end to end: the real binary, real sockets, real kernel, throwaway users.
         // (arcad is not a dependency: its -static-stdlib would leak into the test bundle's
         // link; `swift build --build-tests` builds it anyway.)
-        .target(name: "ArcaTestSupport", dependencies: ["ArcaProtocol"], path: "Tests/ArcaTestSupport"),
-        .executableTarget(name: "arcad-probe", dependencies: ["ArcaProtocol"], path: "Tests/ArcadProbe"),
+        .target(name: "ArcaTestSupport", dependencies: ["ArcaClient", "ArcaProtocol"], path: "Tests/ArcaTestSupport"),
+        .executableTarget(name: "arcad-probe", dependencies: ["ArcaClient", "ArcaProtocol"], path: "Tests/ArcadProbe"),
         .testTarget(
             name: "ArcadTests",
             dependencies: [
-                "ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
+                "ArcaClient", "ArcaProtocol", "ArcaCrypto", "ArcaKeyring", "ArcaTestSupport", "arcad-probe",
                 "arca-keyring-probe",
             ]),
         .testTarget(name: "ArcaProtocolTests", dependencies: ["ArcaProtocol"]),
@@ -145,14 +157,16 @@ let package = Package(
             path: "Tests/ArcaLibTestSupport"),
         .testTarget(
             name: "ArcaTests",
-            dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport", "arca-lib-probe"]),
-        .executableTarget(name: "arca-lib-probe", dependencies: ["Arca", "ArcaProtocol"], path: "Tests/ArcaLibProbe"),
+            dependencies: ["Arca", "ArcaClient", "ArcaProtocol", "ArcaKeyring", "ArcaLibTestSupport", "arca-lib-probe"]),
+        .executableTarget(
+            name: "arca-lib-probe", dependencies: ["Arca", "ArcaClient", "ArcaProtocol"], path: "Tests/ArcaLibProbe"),
         .testTarget(
             name: "ArcaSecurityTests",
             dependencies: ["ArcaSecurity", "ArcaProtocol", "ArcaLibTestSupport", "ArcaExamples"]),
         .target(name: "ArcaExamples", dependencies: ["ArcaSecurity"], path: "Examples"),
         .executableTarget(
-            name: "bench-api", dependencies: ["Arca", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto", "CKeyutils"],
+            name: "bench-api",
+            dependencies: ["Arca", "ArcaClient", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto", "CKeyutils"],
             path: "bench/api", exclude: ["run.sh"]),
         // The keyring tests run the probe as throwaway users (setpriv) to read as them.
         .executableTarget(
@@ -161,10 +175,17 @@ let package = Package(
             name: "ArcaKeyringTests",
             dependencies: ["ArcaKeyring", "ArcaCrypto", "ArcaProtocol", "ArcaTestSupport", "arca-keyring-probe"]),
         .testTarget(name: "ArcaSyncTests", dependencies: ["ArcaSync", "ArcaCrypto"]),
-        .testTarget(name: "ArcaCLITests", dependencies: ["ArcaCLI", "ArcaProtocol", "ArcaCrypto", "ArcaTestSupport"]),
+        .testTarget(
+            name: "ArcaCLITests",
+            dependencies: ["ArcaCLI", "ArcaClient", "ArcaProtocol", "ArcaCrypto", "ArcaTestSupport"]),
 
         // The freedesktop Secret Service provider (arca-secretd).
-        .target(name: "ArcaSecretService", dependencies: ["ArcaCrypto", "ArcaProtocol", "CGcrypt", "CSystemd"]),
+        .target(
+            name: "ArcaSecretService",
+            dependencies: [
+                "ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "ArcaThreads", "CArcaGcrypt", "CGcrypt",
+                "CSystemd",
+            ]),
         .executableTarget(
             name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),
         .testTarget(
@@ -173,7 +194,7 @@ let package = Package(
 
         // Fleets (ARCHITECTURE §13): signed, sealed records in etcd, applied by a root host agent.
         // `arca fleet ...` execs arca-fleetd, so the static CLI stays free of network code.
-        .target(name: "ArcaFleet", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSodium"]),
+        .target(name: "ArcaFleet", dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "CSodium"]),
         .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticFoundationExecutable),
         .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
         .executableTarget(

@@ -87,9 +87,7 @@ public struct Keychain: Sendable {
 
     /// A copy that writes items of `accessibility`.
     public func accessibility(_ accessibility: Accessibility) -> Keychain {
-        var copy = self
-        copy.accessibility = accessibility
-        return copy
+        with(\.accessibility, accessibility)
     }
 
     /// A copy that reads and writes synchronizable (or not) items. A synchronizable
@@ -97,38 +95,35 @@ public struct Keychain: Sendable {
     /// ThisDeviceOnly ``accessibility(_:)`` throw ``KeychainError/Code/param``
     /// (errSecParam, -50), as on Apple platforms.
     public func synchronizable(_ synchronizable: Bool) -> Keychain {
-        var copy = self
-        copy.synchronizable = synchronizable
-        return copy
+        with(\.synchronizable, synchronizable)
     }
 
     /// A copy that labels the items it writes.
     public func label(_ label: String) -> Keychain {
-        var copy = self
-        copy.label = label
-        return copy
+        with(\.label, label)
     }
 
     /// A copy that sets this comment on the items it writes.
     public func comment(_ comment: String) -> Keychain {
-        var copy = self
-        copy.comment = comment
-        return copy
+        with(\.comment, comment)
     }
 
     /// A copy that talks to arcad at `path` instead of `ARCA_SOCKET` or
     /// `/run/arca/arcad.sock`.
     public func socketPath(_ path: String) -> Keychain {
-        var copy = self
-        copy.store.socketPath = path
-        return copy
+        with(\.store.socketPath, path)
     }
 
     /// A copy whose reads skip the kernel keyring and always ask arcad (for
     /// measurements and diagnosis; the kernel path is the fast one).
     package func kernelReads(_ enabled: Bool) -> Keychain {
+        with(\.store.kernelReads, enabled)
+    }
+
+    /// A copy with one setting changed: every builder above is this one line.
+    private func with<Value>(_ setting: WritableKeyPath<Keychain, Value>, _ value: Value) -> Keychain {
         var copy = self
-        copy.store.kernelReads = enabled
+        copy[keyPath: setting] = value
         return copy
     }
 

@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaProtocol
 
 /// Why a ``Keychain`` operation failed. A missing item is not an error for

@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaProtocol
 
 /// The exit statuses of `arca`, documented in arca(1) (EXIT STATUS).

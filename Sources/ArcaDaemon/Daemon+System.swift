@@ -267,19 +267,12 @@ extension Daemon {
         return try ItemMapping.attributes(map, forWrite: forWrite)
     }
 
-    /// `resultItem`, without the grant record.
+    /// `resultItem`, without the grant record (which a system item keeps in `generic`).
     func systemResult(_ result: ItemResult, flags: ReturnFlags, secret: SecretBytes?) -> ResultItem {
-        var item = ResultItem()
+        var item = resultItem(result, flags: flags.subtracting(.attributes), secret: secret)
         if flags.contains(.attributes), var attributes = result.attributes {
             attributes.generic = nil
             item.attributes = ItemMapping.attributeMap(attributes, itemClass: result.itemClass)
-        }
-        if flags.contains(.data), let secret {
-            // The wire needs plain bytes; the server zeroes the reply after sending it.
-            item.data = secret.withUnsafeBytes { Array($0) }
-        }
-        if flags.contains(.persistentRef), let reference = result.persistentReference {
-            item.persistentRef = reference.bytes
         }
         return item
     }

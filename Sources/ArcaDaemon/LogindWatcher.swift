@@ -145,7 +145,7 @@ public final class LogindWatcher: @unchecked Sendable {
             var list: [String: LogindView.Session] = [:]
             let sessions = try bus.call(Self.service, Self.managerPath, Self.manager, "ListSessions")
             guard try sessions.enter("a", "(susso)") else {
-                throw SDBusError(call: "ListSessions", errno: EBADMSG, name: nil)
+                throw SDBusError(call: "ListSessions", errno: .badMessage, name: nil)
             }
             while try sessions.enter("r", "susso") {
                 _ = try sessions.readString()
@@ -239,7 +239,7 @@ public final class LogindWatcher: @unchecked Sendable {
         do {
             let reply = try bus.call(Self.service, path, Self.properties, "Get", strings: [Self.session, "User"])
             guard try reply.enter("v", "(uo)"), try reply.enter("r", "uo") else {
-                throw SDBusError(call: "User of \(path)", errno: EBADMSG, name: nil)
+                throw SDBusError(call: "User of \(path)", errno: .badMessage, name: nil)
             }
             let uid = try reply.readUInt32()
             let locked = try bus.boolProperty(Self.service, path, Self.session, "LockedHint")

@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaProtocol
 
 /// How the module reaches arcad: one request, one reply.

@@ -57,7 +57,7 @@ struct SecretSource {
     func property(_ path: String, _ interface: String, _ property: String) throws(BusError) -> BusMessage {
         let reply = try call(path, Interfaces.properties, "Get", [.string(interface), .string(property)])
         guard let (_, contents) = try reply.peek(), try reply.enter("v", contents) else {
-            throw BusError(call: "Get \(property)", errno: EBADMSG, name: nil)
+            throw BusError(call: "Get \(property)", errno: .badMessage, name: nil)
         }
         return reply
     }
@@ -99,7 +99,7 @@ struct SecretSource {
         let properties = try reply.readProperties()
         guard case .string(let label)? = properties["Label"],
             case .stringDictionary(let attributes)? = properties["Attributes"]
-        else { throw BusError(call: "GetAll \(path)", errno: EBADMSG, name: nil) }
+        else { throw BusError(call: "GetAll \(path)", errno: .badMessage, name: nil) }
         return SourceItem(path: path, label: label, attributes: attributes)
     }
 
@@ -117,7 +117,7 @@ struct SecretSource {
             let pair = try DHKeyPair.generate()
             let reply = try call(
                 SecretObject.base, Interfaces.service, "OpenSession", [.string(dh), .variant(.bytes(pair.publicKey))])
-            guard try reply.enter("v", "ay") else { throw BusError(call: "OpenSession", errno: EBADMSG, name: nil) }
+            guard try reply.enter("v", "ay") else { throw BusError(call: "OpenSession", errno: .badMessage, name: nil) }
             let theirs = try reply.readBytes()
             try reply.exit()
             let path = try reply.readString("o")
@@ -128,7 +128,7 @@ struct SecretSource {
         } catch is BusError {
             // NotSupported: the provider has no dh; fall back to plain, as libsecret does.
         } catch {
-            throw BusError(call: "OpenSession \(dh): \(error)", errno: EPROTO, name: nil)
+            throw BusError(call: "OpenSession \(dh): \(error)", errno: .protocolError, name: nil)
         }
         let reply = try call(
             SecretObject.base, Interfaces.service, "OpenSession", [.string("plain"), .variant(.string(""))])
@@ -148,7 +148,9 @@ struct SecretSource {
         guard try reply.enter("a", "{o(oayays)}") else { return secrets }
         while try reply.enter("e", "o(oayays)") {
             let path = try reply.readString("o")
-            guard try reply.enter("r", "oayays") else { throw BusError(call: "GetSecrets", errno: EBADMSG, name: nil) }
+            guard try reply.enter("r", "oayays") else {
+                throw BusError(call: "GetSecrets", errno: .badMessage, name: nil)
+            }
             _ = try reply.readString("o")
             let parameters = try reply.readBytes()
             var value = try reply.readBytes()
@@ -164,7 +166,8 @@ struct SecretSource {
                     secret = try SecretBytes(consuming: &value)
                 }
             } catch {
-                throw BusError(call: "GetSecrets: the secret of \(path) does not decrypt", errno: EPROTO, name: nil)
+                throw BusError(
+                    call: "GetSecrets: the secret of \(path) does not decrypt", errno: .protocolError, name: nil)
             }
             secrets[path] = SourceSecret(value: secret, contentType: contentType)
         }

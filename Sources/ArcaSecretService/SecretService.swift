@@ -120,7 +120,7 @@ public final class SecretService {
         } catch let e as BusError {
             throw .bus(e)
         } catch {
-            throw .bus(BusError(call: "start", errno: EINVAL, name: nil))
+            throw .bus(BusError(call: "start", errno: .invalidArgument, name: nil))
         }
         unlocked = arcad.unlockedClasses()
         if let s = try? arcad.collectionSettings() { settings = s }

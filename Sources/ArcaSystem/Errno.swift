@@ -73,6 +73,12 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
     /// Operation now in progress (`EINPROGRESS`).
     public static let inProgress = Errno(rawValue: EINPROGRESS)
+    /// Operation already in progress; for sd-bus: a name this connection owns already (`EALREADY`).
+    public static let alreadyInProgress = Errno(rawValue: EALREADY)
+    /// Bad message: a reply of another shape than expected (`EBADMSG`).
+    public static let badMessage = Errno(rawValue: EBADMSG)
+    /// Protocol error: a peer broke its protocol (`EPROTO`).
+    public static let protocolError = Errno(rawValue: EPROTO)
     /// Disk quota exceeded; for keys: the owner's key quota is full (`EDQUOT`).
     public static let quotaExceeded = Errno(rawValue: EDQUOT)
     /// Required key not available: not found, or invalidated (`ENOKEY`).
@@ -122,6 +128,9 @@ extension Errno: CustomStringConvertible {
         case ETIMEDOUT: "ETIMEDOUT"
         case ECONNREFUSED: "ECONNREFUSED"
         case EINPROGRESS: "EINPROGRESS"
+        case EALREADY: "EALREADY"
+        case EBADMSG: "EBADMSG"
+        case EPROTO: "EPROTO"
         case EDQUOT: "EDQUOT"
         case ENOKEY: "ENOKEY"
         case EKEYEXPIRED: "EKEYEXPIRED"

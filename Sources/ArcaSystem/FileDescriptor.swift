@@ -1,3 +1,5 @@
+import CArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -90,5 +92,34 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         case .failure(.interrupted): return false
         case .failure(let e): throw e
         }
+    }
+}
+
+extension FileDescriptor {
+    /// Waits until one of `descriptors` is ready for its events or `milliseconds` pass
+    /// (negative: no limit); returns each one's `revents`, in order. An interrupted
+    /// wait returns as a timeout would (all zero), so that the caller recomputes its
+    /// time left. The corresponding C function is `poll`.
+    public static func poll(_ descriptors: [(FileDescriptor, events: Int16)], milliseconds: Int32) throws(Errno)
+        -> [Int16]
+    {
+        var entries = descriptors.map { pollfd(fd: $0.0.rawValue, events: $0.events, revents: 0) }
+        let count = nfds_t(entries.count)
+        switch valueOrErrno(retryOnInterrupt: false, { Glibc.poll(&entries, count, milliseconds) }) {
+        case .success: return entries.map(\.revents)
+        case .failure(.interrupted): return entries.map { _ in 0 }
+        case .failure(let e): throw e
+        }
+    }
+
+    /// A pipe, both ends close-on-exec from the start (and non-blocking if asked).
+    /// The corresponding C function is `pipe2`.
+    public static func pipe(nonBlocking: Bool = false) throws(Errno) -> (read: FileDescriptor, write: FileDescriptor) {
+        var ends: (CInt, CInt) = (-1, -1)
+        try withUnsafeMutableBytes(of: &ends) { raw throws(Errno) in
+            let fds = raw.baseAddress?.assumingMemoryBound(to: CInt.self)
+            try nothingOrErrno { arca_pipe_cloexec(fds, nonBlocking ? 1 : 0) }.get()
+        }
+        return (FileDescriptor(rawValue: ends.0), FileDescriptor(rawValue: ends.1))
     }
 }

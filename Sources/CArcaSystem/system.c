@@ -2,11 +2,15 @@
 #include "CArcaSystem.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 int arca_accept_cloexec(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
+
+int arca_pipe_cloexec(int *fds, int nonblocking) { return pipe2(fds, O_CLOEXEC | (nonblocking ? O_NONBLOCK : 0)); }
 
 int arca_peer_credentials(int fd, arca_ucred *out) {
     struct ucred credentials;

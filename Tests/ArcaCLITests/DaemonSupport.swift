@@ -20,7 +20,7 @@ final class TestArcad {
 
     init() throws {
         try #require(getuid() == 0, "the arca daemon tests must run as root (they start arcad and create users)")
-        owner = try TestUser.create()
+        owner = try TestUser.create(prefix: "arcacli")
         arcad = try ArcadProcess(prefix: "arca-cli")
     }
 
@@ -42,41 +42,6 @@ final class TestArcad {
     func stop() {
         arcad.stop()
         owner.remove()
-    }
-}
-
-/// A throwaway account (useradd), removed by `remove()`.
-struct TestUser {
-    var name: String
-    var uid: UInt32
-    var gid: UInt32
-
-    /// `argv` run as this user: real and effective ids, no groups.
-    func command(_ argv: [String]) -> [String] {
-        ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] + argv
-    }
-
-    static func create() throws -> TestUser {
-        let name = "arcacli" + String(UInt32.random(in: 0..<UInt32.max), radix: 36)
-        // Other suites may hold the /etc/passwd lock a moment (useradd exits 1 or 10): retry.
-        var made = try run(["/usr/sbin/useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
-        for _ in 0..<30 where made.status == 1 || made.status == 10 {
-            usleep(100_000)
-            made = try run(["/usr/sbin/useradd", "-M", "-N", "-s", "/usr/sbin/nologin", name])
-        }
-        try #require(made.status == 0, "useradd failed: \(made.stderr)")
-        let uid = try run(["/usr/bin/id", "-u", name]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let gid = try run(["/usr/bin/id", "-g", name]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        return TestUser(name: name, uid: try #require(UInt32(uid)), gid: try #require(UInt32(gid)))
-    }
-
-    func remove() {
-        for _ in 0..<30 {
-            guard let result = try? run(["/usr/sbin/userdel", "-f", name]), [1, 10].contains(result.status) else {
-                return
-            }
-            usleep(100_000)
-        }
     }
 }
 

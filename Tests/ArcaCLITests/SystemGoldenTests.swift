@@ -1,3 +1,4 @@
+import ArcaTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ extension CLIAgainstArcadBinaryTests {
 
         @Test func systemVerbs() throws {
             let arcad = try TestArcad()
-            let other = try TestUser.create()
+            let other = try TestUser.create(prefix: "arcacli")
             defer {
                 _ = try? arcad.asRoot(["revoke"] + Self.item)
                 arcad.stop()

@@ -1,3 +1,4 @@
+import ArcaTestSupport
 import Foundation
 import Testing
 
@@ -13,17 +14,7 @@ struct Run: Equatable, CustomStringConvertible {
 }
 
 /// The `arca` binary built next to the test bundle (`swift build --build-tests` builds it).
-let arcaPath: String = binary("arca")
-
-func binary(_ name: String) -> String {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-    var directory = URL(fileURLWithPath: exe).deletingLastPathComponent()
-    // The bundle may sit in .build/<triple>/debug/X.xctest/...; walk up to the directory with the binary.
-    for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent(name).path) {
-        directory.deleteLastPathComponent()
-    }
-    return directory.appendingPathComponent(name).path
-}
+let arcaPath: String = builtExecutable("arca")
 
 /// Runs `argv` (argv[0] is the program) with `stdin` and extra environment, and waits.
 func run(_ argv: [String], stdin: String = "", environment: [String: String] = [:]) throws -> Run {

@@ -3,6 +3,7 @@
 // Prints one line per step ("step: result"); the test compares them exactly.
 // Secrets here are test data.
 import Arca
+import ArcaClient
 import ArcaProtocol
 import Glibc
 

@@ -20,6 +20,7 @@
 // exists: `arca-test-pam-driver --arcad SOCKET add UID SERVICE ACCOUNT CLASS`
 // (secret from stdin; CLASS whenUnlocked or afterFirstUnlock) and
 // `--arcad SOCKET lock UID` (lock whenUnlocked, as a screen lock does).
+import ArcaClient
 import ArcaProtocol
 import ArcaSystem
 import CPAM

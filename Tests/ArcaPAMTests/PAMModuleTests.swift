@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaCrypto
 import ArcaProtocol
 import CPAM

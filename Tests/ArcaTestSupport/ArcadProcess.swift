@@ -1,5 +1,6 @@
 // The one launcher of the real arcad binary for tests (the CLI's golden tests,
 // ArcadTests, the logind world, the library's shared daemon all start it here).
+import ArcaClient
 import ArcaProtocol
 import Foundation
 

@@ -78,15 +78,55 @@ public struct TestUser: Sendable {
         _ = try? ArcaTestSupport.run(["pkill", "-CONT", "-u", "\(uid)"])
     }
 
-    /// `argv` run as this user (real and effective ids, no supplementary groups).
+    /// `argv` run as this user (real and effective ids, no supplementary groups). The
+    /// path is absolute so that runners which exec `argv[0]` directly (the CLI's) work too.
     public func command(_ argv: [String]) -> [String] {
-        ["setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] + argv
+        ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups"] + argv
     }
 
     /// Runs `argv` as this user.
     @discardableResult
     public func run(_ argv: [String], stdin: String? = nil) throws -> CommandResult {
         try ArcaTestSupport.run(command(argv), stdin: stdin)
+    }
+}
+
+extension TestUser {
+    /// Creates the account `name` (useradd: no home directory, no group of its own, no
+    /// login shell); remove it with ``remove()``. `farUid` gives it a random uid far
+    /// above useradd's range (see ``withThrowawayUsers(_:prefix:farUids:cleanup:_:)``).
+    public static func create(name: String, farUid: Bool = false) throws -> TestUser {
+        guard getuid() == 0 else { throw TestSupportError("this test must run as root (it creates users)") }
+        func add() throws -> CommandResult {
+            let uid = farUid ? ["-u", "\(UInt32.random(in: 5_000_000..<9_000_000))"] : []
+            return try ArcaTestSupport.run(["useradd", "-M", "-N"] + uid + ["-s", "/usr/sbin/nologin", name])
+        }
+        var made = try add()
+        // 1 and 10: /etc/passwd or /etc/group is locked by another suite; 4: the uid is taken.
+        for _ in 0..<30 where [1, 4, 10].contains(made.status) {
+            usleep(100_000)
+            made = try add()
+        }
+        guard made.status == 0 else { throw TestSupportError("useradd \(name) failed: \(made.stderr)") }
+        guard let uid = UInt32(try ArcaTestSupport.run(["id", "-u", name]).stdout),
+            let gid = UInt32(try ArcaTestSupport.run(["id", "-g", name]).stdout)
+        else { throw TestSupportError("id \(name) failed") }
+        return TestUser(name: name, uid: uid, gid: gid)
+    }
+
+    /// Creates an account named `prefix` and a random tag (``create(name:farUid:)``).
+    public static func create(prefix: String) throws -> TestUser {
+        try create(name: prefix + String(UInt32.random(in: 0..<UInt32.max), radix: 36))
+    }
+
+    /// Deletes the account, retrying while another suite holds the lock of
+    /// /etc/passwd or /etc/group (userdel exits 1 or 10).
+    public func remove() {
+        for _ in 0..<30 {
+            guard let result = try? ArcaTestSupport.run(["userdel", "-f", name]), [1, 10].contains(result.status)
+            else { return }
+            usleep(100_000)
+        }
     }
 }
 
@@ -106,38 +146,16 @@ public func withThrowawayUsers(
     _ count: Int, prefix: String = "arcat", farUids: Bool = false, cleanup: (TestUser) -> Void = { _ in },
     _ body: ([TestUser]) throws -> Void
 ) throws {
-    guard getuid() == 0 else { throw TestSupportError("this test must run as root (it creates users)") }
     let tag = String(UInt32.random(in: 0..<UInt32.max), radix: 36)
     var users: [TestUser] = []
     defer {
         for user in users {
             cleanup(user)
-            for _ in 0..<20 {
-                // 1 and 10: /etc/passwd or /etc/group is locked by another suite.
-                guard let result = try? run(["userdel", "-f", user.name]), [1, 10].contains(result.status) else {
-                    break
-                }
-                usleep(100_000)
-            }
+            user.remove()
         }
     }
     for index in 0..<count {
-        let name = "\(prefix)\(tag)\(index)"
-        func add() throws -> CommandResult {
-            let uid = farUids ? ["-u", "\(UInt32.random(in: 5_000_000..<9_000_000))"] : []
-            return try run(["useradd", "-M", "-N"] + uid + ["-s", "/usr/sbin/nologin", name])
-        }
-        var made = try add()
-        // 1 and 10: /etc/passwd or /etc/group is locked by another suite; 4: the uid is taken.
-        for _ in 0..<20 where [1, 4, 10].contains(made.status) {
-            usleep(100_000)
-            made = try add()
-        }
-        guard made.status == 0 else { throw TestSupportError("useradd \(name) failed: \(made.stderr)") }
-        guard let uid = UInt32(try run(["id", "-u", name]).stdout),
-            let gid = UInt32(try run(["id", "-g", name]).stdout)
-        else { throw TestSupportError("id \(name) failed") }
-        users.append(TestUser(name: name, uid: uid, gid: gid))
+        users.append(try TestUser.create(name: "\(prefix)\(tag)\(index)", farUid: farUids))
     }
     try body(users)
 }

@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaLibTestSupport
 import ArcaProtocol
 import ArcaTestSupport

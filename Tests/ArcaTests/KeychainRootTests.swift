@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaKeyring
 import ArcaLibTestSupport
 import ArcaProtocol

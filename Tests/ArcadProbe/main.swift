@@ -1,6 +1,7 @@
 // arcad-probe: a minimal arcad client that the arcad tests run as throwaway users
 // (through setpriv), so that authorization is decided by a real SO_PEERCRED.
 // Prints one line: "ok …" or "error <OSStatus>". Secrets here are test data.
+import ArcaClient
 import ArcaProtocol
 import Glibc
 

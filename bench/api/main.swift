@@ -13,6 +13,7 @@
 // Each run enrolls its own vault and locks it at the end; arcad is stopped, its
 // parked-keys ring removed and the user deleted, so no secret stays behind.
 import Arca
+import ArcaClient
 import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol

@@ -12,6 +12,7 @@
 //   bench-arcad --pam-pairs SERVICE USER COUNT [SOCKET UID]   see PAMPairs.swift.
 //   bench-arcad --purge UID                      clear what arcad left in UID's
 //       kernel keyrings (KeyringLayout.purge), as bench-arcad does for its users.
+import ArcaClient
 import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol

@@ -10,6 +10,7 @@
 //   (transaction − KDF, pair by pair), auth (median auth step), rest (median of
 //   everything but the auth step: start, open, close, end; no KDF in it), open and
 //   close (medians of those steps alone).
+import ArcaClient
 import ArcaCrypto
 import ArcaProtocol
 import Foundation

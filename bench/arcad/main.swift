@@ -8,6 +8,7 @@
 // bench/arcad/run.sh measures the peer (gnome-keyring-daemon) first and hands its
 // figures over in BENCH_ARCAD_PEER_RSS / BENCH_ARCAD_PEER_HWM, so that the memory
 // rows print side by side; bench/pam uses the helper modes in Helpers.swift.
+import ArcaClient
 import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol

@@ -1,3 +1,4 @@
+import ArcaSystem
 import CSystemd
 
 #if canImport(Glibc)
@@ -9,8 +10,9 @@ import CSystemd
 struct SDBusError: Error, CustomStringConvertible {
     /// The sd-bus function (and what it was for).
     let call: String
-    /// The errno (positive).
-    let errno: Int32
+    /// The error sd-bus returned (it returns `-errno`), or `EBADMSG` for a reply of
+    /// another shape than expected.
+    let errno: Errno
     /// The D-Bus error name (`org.freedesktop.DBus.Error.ServiceUnknown`…), if any.
     let name: String?
 
@@ -20,9 +22,22 @@ struct SDBusError: Error, CustomStringConvertible {
     }
 
     var description: String {
-        let text = String(cString: strerror(errno))
+        let text = String(cString: strerror(errno.rawValue))
         if let name { return "\(call): \(name) (\(text))" }
         return "\(call): \(text)"
+    }
+}
+
+/// Runs an sd-bus call (which returns `-errno` on failure) through ArcaSystem's one
+/// errno helper, ``valueOrNegatedErrno(retryOnInterrupt:_:)``: its result, or an
+/// ``SDBusError`` naming `call`. Never retried on `EINTR`: sd-bus retries inside its
+/// own calls, and one that has sent a message must not send it again.
+private func sdBus(_ call: @autoclosure () -> String, name: () -> String? = { nil }, _ body: () -> Int32)
+    throws(SDBusError) -> Int32
+{
+    switch valueOrNegatedErrno(retryOnInterrupt: false, body) {
+    case .success(let r): return r
+    case .failure(let e): throw SDBusError(call: call(), errno: e, name: name())
     }
 }
 
@@ -48,8 +63,8 @@ final class SDBusConnection {
     /// `/run/dbus/system_bus_socket`). The corresponding C function is `sd_bus_open_system`.
     static func openSystem() throws(SDBusError) -> SDBusConnection {
         var bus: OpaquePointer?
-        let r = sd_bus_open_system(&bus)
-        guard r >= 0, let bus else { throw SDBusError(call: "sd_bus_open_system", errno: -r, name: nil) }
+        _ = try sdBus("sd_bus_open_system") { sd_bus_open_system(&bus) }
+        guard let bus else { throw SDBusError(call: "sd_bus_open_system", errno: .noMemory, name: nil) }
         return SDBusConnection(bus: bus)
     }
 
@@ -57,15 +72,16 @@ final class SDBusConnection {
     /// for `takeSignals()`. The corresponding C function is `sd_bus_add_match`.
     func addMatch(_ rule: String) throws(SDBusError) {
         let userdata = Unmanaged.passUnretained(inbox).toOpaque()
-        let r = sd_bus_add_match(
-            bus, nil, rule,
-            { message, userdata, _ in
-                guard let message, let userdata else { return 0 }
-                let inbox = Unmanaged<Inbox>.fromOpaque(userdata).takeUnretainedValue()
-                inbox.messages.append(SDBusMessage(retaining: message))
-                return 0
-            }, userdata)
-        guard r >= 0 else { throw SDBusError(call: "sd_bus_add_match \(rule)", errno: -r, name: nil) }
+        _ = try sdBus("sd_bus_add_match \(rule)") {
+            sd_bus_add_match(
+                bus, nil, rule,
+                { message, userdata, _ in
+                    guard let message, let userdata else { return 0 }
+                    let inbox = Unmanaged<Inbox>.fromOpaque(userdata).takeUnretainedValue()
+                    inbox.messages.append(SDBusMessage(retaining: message))
+                    return 0
+                }, userdata)
+        }
     }
 
     /// The signals queued since the last call.
@@ -80,20 +96,23 @@ final class SDBusConnection {
         _ destination: String, _ path: String, _ interface: String, _ member: String, strings: [String] = []
     ) throws(SDBusError) -> SDBusMessage {
         var request: OpaquePointer?
-        var r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
-        guard r >= 0, let request else { throw SDBusError(call: "new call \(member)", errno: -r, name: nil) }
+        _ = try sdBus("new call \(member)") {
+            sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
+        }
+        guard let request else { throw SDBusError(call: "new call \(member)", errno: .noMemory, name: nil) }
         defer { sd_bus_message_unref(request) }
         for argument in strings {
-            r = argument.withCString { sd_bus_message_append_basic(request, CChar(UInt8(ascii: "s")), $0) }
-            guard r >= 0 else { throw SDBusError(call: "append to \(member)", errno: -r, name: nil) }
+            _ = try sdBus("append to \(member)") {
+                argument.withCString { sd_bus_message_append_basic(request, CChar(UInt8(ascii: "s")), $0) }
+            }
         }
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        r = sd_bus_call(bus, request, Self.callTimeoutMicroseconds, &error, &reply)
-        guard r >= 0, let reply else {
-            throw SDBusError(call: "\(interface).\(member)", errno: -r, name: error.name.map { String(cString: $0) })
+        _ = try sdBus("\(interface).\(member)", name: { error.name.map { String(cString: $0) } }) {
+            sd_bus_call(bus, request, Self.callTimeoutMicroseconds, &error, &reply)
         }
+        guard let reply else { throw SDBusError(call: "\(interface).\(member)", errno: .badMessage, name: nil) }
         return SDBusMessage(adopting: reply)
     }
 
@@ -104,10 +123,9 @@ final class SDBusConnection {
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var value: Int32 = 0
-        let r = sd_bus_get_property_trivial(
-            bus, destination, path, interface, member, &error, CChar(UInt8(ascii: "b")), &value)
-        guard r >= 0 else {
-            throw SDBusError(call: "get \(member)", errno: -r, name: error.name.map { String(cString: $0) })
+        _ = try sdBus("get \(member)", name: { error.name.map { String(cString: $0) } }) {
+            sd_bus_get_property_trivial(
+                bus, destination, path, interface, member, &error, CChar(UInt8(ascii: "b")), &value)
         }
         return value != 0
     }
@@ -115,16 +133,17 @@ final class SDBusConnection {
     /// Processes one pending message (running match callbacks); false when
     /// nothing was pending. The corresponding C function is `sd_bus_process`.
     func process() throws(SDBusError) -> Bool {
-        let r = sd_bus_process(bus, nil)
-        guard r >= 0 else { throw SDBusError(call: "sd_bus_process", errno: -r, name: nil) }
-        return r > 0
+        try sdBus("sd_bus_process") { sd_bus_process(bus, nil) } > 0
     }
 
     /// Waits until a message may be pending or `microseconds` pass
-    /// (`UInt64.max`: forever). The corresponding C function is `sd_bus_wait`.
+    /// (`UInt64.max`: forever). An interrupted wait returns, as a wake-up would: the
+    /// caller processes and waits again. The corresponding C function is `sd_bus_wait`.
     func wait(microseconds: UInt64) throws(SDBusError) {
-        let r = sd_bus_wait(bus, microseconds)
-        guard r >= 0 || r == -EINTR else { throw SDBusError(call: "sd_bus_wait", errno: -r, name: nil) }
+        switch valueOrNegatedErrno(retryOnInterrupt: false, { sd_bus_wait(bus, microseconds) }) {
+        case .success, .failure(.interrupted): return
+        case .failure(let e): throw SDBusError(call: "sd_bus_wait", errno: e, name: nil)
+        }
     }
 }
 
@@ -153,8 +172,8 @@ final class SDBusMessage {
     /// Reads a string, object path or signature (`s`, `o`, `g`).
     func readString(_ type: Character = "s") throws(SDBusError) -> String {
         var value: UnsafePointer<CChar>?
-        let r = sd_bus_message_read_basic(message, Self.code(type), &value)
-        guard r > 0, let value else { throw SDBusError(call: "read \(type)", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        try read(type, into: &value)
+        guard let value else { throw SDBusError(call: "read \(type)", errno: .badMessage, name: nil) }
         return String(cString: value)
     }
 
@@ -163,47 +182,48 @@ final class SDBusMessage {
     /// corresponding C functions are `sd_bus_message_read_basic` and `fcntl(F_DUPFD_CLOEXEC)`.
     func readFileDescriptor() throws(SDBusError) -> Int32 {
         var value: Int32 = -1
-        let r = sd_bus_message_read_basic(message, Self.code("h"), &value)
-        guard r > 0 else { throw SDBusError(call: "read h", errno: r < 0 ? -r : EBADMSG, name: nil) }
-        let owned = fcntl(value, F_DUPFD_CLOEXEC, 3)
-        guard owned >= 0 else { throw SDBusError(call: "dup h", errno: errno, name: nil) }
-        return owned
+        try read("h", into: &value)
+        switch valueOrErrno({ fcntl(value, F_DUPFD_CLOEXEC, 3) }) {
+        case .success(let owned): return owned
+        case .failure(let e): throw SDBusError(call: "dup h", errno: e, name: nil)
+        }
     }
 
     /// Reads a `u`.
     func readUInt32() throws(SDBusError) -> UInt32 {
         var value: UInt32 = 0
-        let r = sd_bus_message_read_basic(message, Self.code("u"), &value)
-        guard r > 0 else { throw SDBusError(call: "read u", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        try read("u", into: &value)
         return value
     }
 
     /// Reads a `b`.
     func readBool() throws(SDBusError) -> Bool {
         var value: Int32 = 0
-        let r = sd_bus_message_read_basic(message, Self.code("b"), &value)
-        guard r > 0 else { throw SDBusError(call: "read b", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        try read("b", into: &value)
         return value != 0
     }
 
     /// Enters a container (`a`, `r`, `e`, `v`) of `contents`; false at the end of
     /// the enclosing array. The corresponding C function is `sd_bus_message_enter_container`.
     func enter(_ type: Character, _ contents: String) throws(SDBusError) -> Bool {
-        let r = sd_bus_message_enter_container(message, Self.code(type), contents)
-        guard r >= 0 else { throw SDBusError(call: "enter \(type)\(contents)", errno: -r, name: nil) }
-        return r > 0
+        try sdBus("enter \(type)\(contents)") { sd_bus_message_enter_container(message, Self.code(type), contents) } > 0
     }
 
     /// Leaves the current container.
     func exit() throws(SDBusError) {
-        let r = sd_bus_message_exit_container(message)
-        guard r >= 0 else { throw SDBusError(call: "exit container", errno: -r, name: nil) }
+        _ = try sdBus("exit container") { sd_bus_message_exit_container(message) }
     }
 
     /// Skips values of the given signature.
     func skip(_ types: String) throws(SDBusError) {
-        let r = sd_bus_message_skip(message, types)
-        guard r >= 0 else { throw SDBusError(call: "skip \(types)", errno: -r, name: nil) }
+        _ = try sdBus("skip \(types)") { sd_bus_message_skip(message, types) }
+    }
+
+    /// Reads one basic value of `type` into `value`; the end of the container (sd-bus
+    /// returns 0) is `EBADMSG`. The corresponding C function is `sd_bus_message_read_basic`.
+    private func read(_ type: Character, into value: UnsafeMutableRawPointer) throws(SDBusError) {
+        let found = try sdBus("read \(type)") { sd_bus_message_read_basic(message, Self.code(type), value) }
+        guard found > 0 else { throw SDBusError(call: "read \(type)", errno: .badMessage, name: nil) }
     }
 
     private static func code(_ type: Character) -> CChar { CChar(bitPattern: type.asciiValue ?? 0) }

@@ -1,3 +1,4 @@
+import ArcaSystem
 import CSystemd
 
 #if canImport(Glibc)
@@ -8,15 +9,29 @@ import CSystemd
 public struct BusError: Error, CustomStringConvertible {
     /// The sd-bus function and what it was for.
     public let call: String
-    /// The errno (positive).
-    public let errno: Int32
+    /// The error sd-bus returned (it returns `-errno`), or the one a malformed reply
+    /// or a broken peer is given (`EBADMSG`, `EPROTO`).
+    public let errno: Errno
     /// The D-Bus error name of a failed method call, if any.
     public let name: String?
 
     public var description: String {
-        let text = String(cString: strerror(errno))
+        let text = String(cString: strerror(errno.rawValue))
         if let name { return "\(call): \(name) (\(text))" }
         return "\(call): \(text)"
+    }
+}
+
+/// Runs an sd-bus call (which returns `-errno` on failure) through ArcaSystem's one
+/// errno helper, ``valueOrNegatedErrno(retryOnInterrupt:_:)``: its result, or a
+/// ``BusError`` naming `call`. Never retried on `EINTR`: sd-bus retries inside its own
+/// calls, and one that has sent a message must not send it again.
+func busCall(_ call: @autoclosure () -> String, name: () -> String? = { nil }, _ body: () -> Int32)
+    throws(BusError) -> Int32
+{
+    switch valueOrNegatedErrno(retryOnInterrupt: false, body) {
+    case .success(let r): return r
+    case .failure(let e): throw BusError(call: call(), errno: e, name: name())
     }
 }
 
@@ -41,8 +56,8 @@ final class BusConnection {
     /// Connects to the session bus (`DBUS_SESSION_BUS_ADDRESS`). The corresponding C function is `sd_bus_open_user`.
     static func openSession() throws(BusError) -> BusConnection {
         var bus: OpaquePointer?
-        let r = sd_bus_open_user(&bus)
-        guard r >= 0, let bus else { throw BusError(call: "sd_bus_open_user", errno: -r, name: nil) }
+        _ = try busCall("sd_bus_open_user") { sd_bus_open_user(&bus) }
+        guard let bus else { throw BusError(call: "sd_bus_open_user", errno: .noMemory, name: nil) }
         return BusConnection(bus: bus)
     }
 
@@ -58,34 +73,24 @@ final class BusConnection {
     func requestName(_ name: String, replace: Bool) throws(BusError) -> Bool {
         var flags = UInt64(SD_BUS_NAME_ALLOW_REPLACEMENT)
         if replace { flags |= UInt64(SD_BUS_NAME_REPLACE_EXISTING) }
-        let r = sd_bus_request_name(bus, name, flags)
-        if r == -EEXIST { return false }
-        if r == -EALREADY { return true }
-        guard r >= 0 else { throw BusError(call: "sd_bus_request_name \(name)", errno: -r, name: nil) }
-        return true
+        switch valueOrNegatedErrno(retryOnInterrupt: false, { sd_bus_request_name(bus, name, flags) }) {
+        case .success, .failure(.alreadyInProgress): return true
+        case .failure(.exists): return false
+        case .failure(let e): throw BusError(call: "sd_bus_request_name \(name)", errno: e, name: nil)
+        }
     }
 
     /// Calls `body` with every method call to `prefix` or below (replied to by
     /// `body`). The corresponding C function is `sd_bus_add_fallback`.
     func addFallback(_ prefix: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
-        let r = sd_bus_add_fallback(
-            bus, nil, prefix,
-            { message, userdata, _ in
-                BusConnection.dispatch(message, userdata)
-                return 1
-            }, retain(body))
-        guard r >= 0 else { throw BusError(call: "sd_bus_add_fallback \(prefix)", errno: -r, name: nil) }
+        let userdata = retain(body)
+        _ = try busCall("sd_bus_add_fallback \(prefix)") { sd_bus_add_fallback(bus, nil, prefix, handled, userdata) }
     }
 
     /// Calls `body` with every message matching `rule`. The corresponding C function is `sd_bus_add_match`.
     func addMatch(_ rule: String, _ body: @escaping (BusMessage) -> Void) throws(BusError) {
-        let r = sd_bus_add_match(
-            bus, nil, rule,
-            { message, userdata, _ in
-                BusConnection.dispatch(message, userdata)
-                return 0
-            }, retain(body))
-        guard r >= 0 else { throw BusError(call: "sd_bus_add_match \(rule)", errno: -r, name: nil) }
+        let userdata = retain(body)
+        _ = try busCall("sd_bus_add_match \(rule)") { sd_bus_add_match(bus, nil, rule, observed, userdata) }
     }
 
     /// Keeps a handler alive as long as the connection (sd-bus holds only its pointer).
@@ -95,7 +100,7 @@ final class BusConnection {
         return box.toOpaque()
     }
 
-    private static func dispatch(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) {
+    fileprivate static func dispatch(_ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) {
         guard let message, let userdata else { return }
         Unmanaged<HandlerBox>.fromOpaque(userdata).takeUnretainedValue().body(BusMessage(borrowing: message))
     }
@@ -113,12 +118,14 @@ final class BusConnection {
         _ destination: String, _ path: String, _ interface: String, _ member: String, _ values: [BusValue]
     ) throws(BusError) -> OpaquePointer {
         var request: OpaquePointer?
-        let r = sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
-        guard r >= 0, let request else { throw BusError(call: "new call \(member)", errno: -r, name: nil) }
+        _ = try busCall("new call \(member)") {
+            sd_bus_message_new_method_call(bus, &request, destination, path, interface, member)
+        }
+        guard let request else { throw BusError(call: "new call \(member)", errno: .noMemory, name: nil) }
         let outgoing = BusMessage(borrowing: request)
         for v in values where !outgoing.append(v) {
             sd_bus_message_unref(request)
-            throw BusError(call: "append to \(member)", errno: EINVAL, name: nil)
+            throw BusError(call: "append to \(member)", errno: .invalidArgument, name: nil)
         }
         return request
     }
@@ -134,10 +141,12 @@ final class BusConnection {
         var error = sd_bus_error()
         defer { sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        let r = sd_bus_call(bus, request, timeout, &error, &reply)
-        guard r >= 0, let reply else {
-            throw BusError(call: "\(interface).\(member)", errno: -r, name: error.name.map { String(cString: $0) })
+        _ = try busCall(
+            "\(interface).\(member)", name: { error.name.map { String(cString: $0) } }
+        ) {
+            sd_bus_call(bus, request, timeout, &error, &reply)
         }
+        guard let reply else { throw BusError(call: "\(interface).\(member)", errno: .badMessage, name: nil) }
         return BusMessage(adopting: reply)
     }
 
@@ -151,17 +160,20 @@ final class BusConnection {
         defer { sd_bus_message_unref(request) }
         // Released by the callback, which sd-bus calls exactly once (floating slot).
         let box = Unmanaged.passRetained(HandlerBox(done)).toOpaque()
-        let r = sd_bus_call_async(
-            bus, nil, request,
-            { message, userdata, _ in
-                guard let userdata else { return 0 }
-                let handler = Unmanaged<HandlerBox>.fromOpaque(userdata).takeRetainedValue()
-                if let message { handler.body(BusMessage(borrowing: message)) }
-                return 0
-            }, box, 25_000_000)
-        guard r >= 0 else {
+        do {
+            _ = try busCall("\(interface).\(member)") {
+                sd_bus_call_async(
+                    bus, nil, request,
+                    { message, userdata, _ in
+                        guard let userdata else { return 0 }
+                        let handler = Unmanaged<HandlerBox>.fromOpaque(userdata).takeRetainedValue()
+                        if let message { handler.body(BusMessage(borrowing: message)) }
+                        return 0
+                    }, box, 25_000_000)
+            }
+        } catch {
             Unmanaged<HandlerBox>.fromOpaque(box).release()
-            throw BusError(call: "\(interface).\(member)", errno: -r, name: nil)
+            throw error
         }
     }
 
@@ -202,21 +214,15 @@ final class BusConnection {
 
     /// Processes pending messages until none is left.
     func processAll() throws(BusError) {
-        while true {
-            let r = sd_bus_process(bus, nil)
-            guard r >= 0 else { throw BusError(call: "sd_bus_process", errno: -r, name: nil) }
-            if r == 0 { return }
-        }
+        while try busCall("sd_bus_process", { sd_bus_process(bus, nil) }) > 0 {}
     }
 
-    /// Waits until the bus or `wakeFD` is readable, or sd-bus's own timeout passes.
-    /// The corresponding C functions are `sd_bus_get_fd`, `sd_bus_get_events`, `sd_bus_get_timeout`, `poll`.
-    func wait(orReadable wakeFD: Int32) throws(BusError) {
-        let fd = sd_bus_get_fd(bus)
-        let events = sd_bus_get_events(bus)
-        guard fd >= 0, events >= 0 else {
-            throw BusError(call: "sd_bus_get_fd", errno: fd < 0 ? -fd : -events, name: nil)
-        }
+    /// Waits until the bus or `wake` is readable, or sd-bus's own timeout passes; an
+    /// interrupted wait returns (the loop processes and waits again). The corresponding
+    /// C functions are `sd_bus_get_fd`, `sd_bus_get_events`, `sd_bus_get_timeout`, `poll`.
+    func wait(orReadable wake: FileDescriptor) throws(BusError) {
+        let fd = try busCall("sd_bus_get_fd") { sd_bus_get_fd(bus) }
+        let events = try busCall("sd_bus_get_events") { sd_bus_get_events(bus) }
         var timeout: UInt64 = 0
         _ = sd_bus_get_timeout(bus, &timeout)
         var waitMilliseconds: Int32 = -1
@@ -226,41 +232,60 @@ final class BusConnection {
             let nowMicros = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
             waitMilliseconds = timeout <= nowMicros ? 0 : Int32(min((timeout - nowMicros) / 1000 + 1, 60_000))
         }
-        var fds = [
-            pollfd(fd: fd, events: Int16(events), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
-        ]
-        let r = poll(&fds, 2, waitMilliseconds)
-        guard r >= 0 || errno == EINTR else { throw BusError(call: "poll", errno: errno, name: nil) }
+        let watched = [(FileDescriptor(rawValue: fd), events: Int16(events)), (wake, events: Int16(POLLIN))]
+        do {
+            _ = try FileDescriptor.poll(watched, milliseconds: waitMilliseconds)
+        } catch {
+            throw BusError(call: "poll", errno: error, name: nil)
+        }
     }
+}
+
+/// The handler of an ``BusConnection/addFallback(_:_:)`` path: runs the handler
+/// registered with it, and tells sd-bus the call is handled (1).
+private func handled(
+    _ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _: UnsafeMutablePointer<sd_bus_error>?
+) -> Int32 {
+    BusConnection.dispatch(message, userdata)
+    return 1
+}
+
+/// The handler of an ``BusConnection/addMatch(_:_:)`` rule: runs the handler
+/// registered with it, and lets other matches see the message too (0).
+private func observed(
+    _ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _: UnsafeMutablePointer<sd_bus_error>?
+) -> Int32 {
+    BusConnection.dispatch(message, userdata)
+    return 0
 }
 
 /// A non-blocking pipe that another thread writes to wake the bus loop.
 final class WakeSignal: Sendable {
     /// The read end, polled by the bus loop.
-    let fd: Int32
-    private let writeFD: Int32
+    let fd: FileDescriptor
+    private let writeEnd: FileDescriptor
 
-    /// The corresponding C functions are `pipe` and `fcntl`.
+    /// The corresponding C function is `pipe2`.
     init() throws(BusError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw BusError(call: "pipe", errno: errno, name: nil) }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        do {
+            let ends = try FileDescriptor.pipe(nonBlocking: true)
+            fd = ends.read
+            writeEnd = ends.write
+        } catch {
+            throw BusError(call: "pipe", errno: error, name: nil)
         }
-        fd = ends[0]
-        writeFD = ends[1]
     }
 
     /// Wakes the loop (a full pipe already will). The corresponding C function is `write`.
     func wake() {
-        var byte: UInt8 = 1
-        _ = write(writeFD, &byte, 1)
+        withUnsafeBytes(of: UInt8(1)) { _ = try? writeEnd.write($0) }
     }
 
     /// Clears pending wakes. The corresponding C function is `read`.
     func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
-        while read(fd, &buffer, buffer.count) > 0 {}
+        buffer.withUnsafeMutableBytes { raw in
+            while let n = try? fd.read(into: raw), n > 0 {}
+        }
     }
 }

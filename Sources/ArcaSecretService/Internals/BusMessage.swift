@@ -1,3 +1,4 @@
+import ArcaSystem
 import CSystemd
 
 #if canImport(Glibc)
@@ -39,32 +40,36 @@ final class BusMessage {
 
     private static func code(_ c: Character) -> CChar { CChar(bitPattern: c.asciiValue ?? 0) }
 
+    /// Reads one basic value of `type` into `value`; the end of the container (sd-bus
+    /// returns 0) is `EBADMSG`. The corresponding C function is `sd_bus_message_read_basic`.
+    private func read(_ type: Character, into value: UnsafeMutableRawPointer) throws(BusError) {
+        let found = try busCall("read \(type)") { sd_bus_message_read_basic(message, Self.code(type), value) }
+        guard found > 0 else { throw BusError(call: "read \(type)", errno: .badMessage, name: nil) }
+    }
+
     /// Reads an `s`, `o` or `g`.
     func readString(_ type: Character = "s") throws(BusError) -> String {
         var value: UnsafePointer<CChar>?
-        let r = sd_bus_message_read_basic(message, Self.code(type), &value)
-        guard r > 0, let value else { throw BusError(call: "read \(type)", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        try read(type, into: &value)
+        guard let value else { throw BusError(call: "read \(type)", errno: .badMessage, name: nil) }
         return String(cString: value)
     }
 
     func readBool() throws(BusError) -> Bool {
         var value: Int32 = 0
-        let r = sd_bus_message_read_basic(message, Self.code("b"), &value)
-        guard r > 0 else { throw BusError(call: "read b", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        try read("b", into: &value)
         return value != 0
     }
 
     func readUInt32() throws(BusError) -> UInt32 {
         var value: UInt32 = 0
-        let r = sd_bus_message_read_basic(message, Self.code("u"), &value)
-        guard r > 0 else { throw BusError(call: "read u", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        try read("u", into: &value)
         return value
     }
 
     func readUInt64() throws(BusError) -> UInt64 {
         var value: UInt64 = 0
-        let r = sd_bus_message_read_basic(message, Self.code("t"), &value)
-        guard r > 0 else { throw BusError(call: "read t", errno: r < 0 ? -r : EBADMSG, name: nil) }
+        try read("t", into: &value)
         return value
     }
 
@@ -72,37 +77,31 @@ final class BusMessage {
     func readBytes() throws(BusError) -> [UInt8] {
         var pointer: UnsafeRawPointer?
         var size = 0
-        let r = sd_bus_message_read_array(message, Self.code("y"), &pointer, &size)
-        guard r >= 0 else { throw BusError(call: "read ay", errno: -r, name: nil) }
+        _ = try busCall("read ay") { sd_bus_message_read_array(message, Self.code("y"), &pointer, &size) }
         guard let pointer, size > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: size))
     }
 
     /// Enters a container; false at the end of the enclosing array.
     func enter(_ type: Character, _ contents: String) throws(BusError) -> Bool {
-        let r = sd_bus_message_enter_container(message, Self.code(type), contents)
-        guard r >= 0 else { throw BusError(call: "enter \(type)\(contents)", errno: -r, name: nil) }
-        return r > 0
+        try busCall("enter \(type)\(contents)") { sd_bus_message_enter_container(message, Self.code(type), contents) }
+            > 0
     }
 
     func exit() throws(BusError) {
-        let r = sd_bus_message_exit_container(message)
-        guard r >= 0 else { throw BusError(call: "exit container", errno: -r, name: nil) }
+        _ = try busCall("exit container") { sd_bus_message_exit_container(message) }
     }
 
     /// The type and contents of the next value (inside a variant: its signature).
     func peek() throws(BusError) -> (type: Character, contents: String)? {
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
-        let r = sd_bus_message_peek_type(message, &type, &contents)
-        guard r >= 0 else { throw BusError(call: "peek", errno: -r, name: nil) }
-        if r == 0 { return nil }
+        guard try busCall("peek", { sd_bus_message_peek_type(message, &type, &contents) }) > 0 else { return nil }
         return (Character(UnicodeScalar(UInt8(bitPattern: type))), contents.map { String(cString: $0) } ?? "")
     }
 
     func skip(_ types: String) throws(BusError) {
-        let r = sd_bus_message_skip(message, types)
-        guard r >= 0 else { throw BusError(call: "skip \(types)", errno: -r, name: nil) }
+        _ = try busCall("skip \(types)") { sd_bus_message_skip(message, types) }
     }
 
     /// Reads an `a{ss}`.
@@ -129,8 +128,8 @@ final class BusMessage {
 
     /// Reads a `v` of the shapes the Secret Service sends.
     func readVariant() throws(BusError) -> ReadValue {
-        guard let (_, contents) = try peek() else { throw BusError(call: "read v", errno: EBADMSG, name: nil) }
-        guard try enter("v", contents) else { throw BusError(call: "enter v", errno: EBADMSG, name: nil) }
+        guard let (_, contents) = try peek() else { throw BusError(call: "read v", errno: .badMessage, name: nil) }
+        guard try enter("v", contents) else { throw BusError(call: "enter v", errno: .badMessage, name: nil) }
         defer { try? exit() }
         switch contents {
         case "s": return .string(try readString())

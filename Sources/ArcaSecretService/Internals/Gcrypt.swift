@@ -1,4 +1,5 @@
 import ArcaCrypto
+import CArcaGcrypt
 import CGcrypt
 
 /// The libgcrypt calls of the Secret Service session algorithm

@@ -1,24 +1,12 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import ArcaSystem
+import ArcaThreads
 
-/// Starts a detached thread (the event listener). The corresponding C function is `pthread_create`.
+/// Starts a detached thread (the event listener, a prompt's unlock) through
+/// ArcaThreads' ``DetachedThread``, with the default stack.
 enum Threads {
-    private final class Box {
-        let body: () -> Void
-        init(_ body: @escaping () -> Void) { self.body = body }
-    }
-
+    /// Runs `body` on a new detached thread; if none can be started the work is not
+    /// done, as before: the caller's next event or timeout reports it.
     static func detach(_ body: @escaping () -> Void) {
-        let context = Unmanaged.passRetained(Box(body)).toOpaque()
-        var thread = pthread_t()
-        let rc = pthread_create(
-            &thread, nil,
-            { raw in
-                guard let raw else { return nil }
-                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-                return nil
-            }, context)
-        if rc == 0 { pthread_detach(thread) } else { Unmanaged<Box>.fromOpaque(context).release() }
+        try? DetachedThread.start(body)
     }
 }

@@ -77,6 +77,10 @@ typedef struct {
  * connection between accept and fcntl. Returns the new fd or -1 with errno. */
 int arca_accept_cloexec(int fd);
 
+/* pipe2(fds, O_CLOEXEC [| O_NONBLOCK]): both ends close-on-exec from the start
+ * (no fork between pipe and fcntl). Returns 0 or -1 with errno. */
+int arca_pipe_cloexec(int *fds, int nonblocking);
+
 /* getsockopt(SO_PEERCRED) into `out`. Returns 0 or -1 with errno. */
 int arca_peer_credentials(int fd, arca_ucred *out);
 

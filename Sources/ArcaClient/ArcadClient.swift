@@ -1,3 +1,4 @@
+import ArcaProtocol
 import ArcaSystem
 
 #if canImport(Glibc)
