@@ -44,10 +44,9 @@ public final class SecretService {
     let started = UInt64(time(nil))
     /// The vault's lock classes as last seen, for PropertiesChanged(Locked).
     var unlocked: LockClasses = []
-    /// Label, attributes and dates of login items seen unlocked, by path id, so that
-    /// property reads (libsecret reads every item's) cost no arcad round trip. Never
-    /// secrets; emptied on any lock change, and per item on change or delete.
-    var cache: [String: AttributeItemInfo] = [:]
+    /// Login items seen unlocked (never secrets); emptied on any lock change, and
+    /// per item on change or delete.
+    var cache = ItemCache(limit: SecretService.cacheLimit)
     /// Login items of the last search not yet in `cache`: the first property read of
     /// one of them fetches them all in one request (libsecret reads every item a
     /// search returned, one D-Bus call each).
@@ -132,7 +131,7 @@ public final class SecretService {
                 deliverEvents()
                 deliverPromptChecks()
                 if lost != nil { break }
-                if trimHeap {
+                if trimHeap || cache.takeStartedOver() {
                     Memory.trim()
                     trimHeap = false
                 }
@@ -242,8 +241,7 @@ public final class SecretService {
         if ids.count > 256 { trimHeap = true }
         let list = try arcad.items(
             .getAttributeItems(uid: arcad.uid, references: ids.compactMap(ReferenceText.decode), returnSecrets: false))
-        if cache.count + list.items.count > Self.cacheLimit { cache.removeAll() }
-        for item in list.items { cache[ReferenceText.encode(item.reference)] = item }
+        cache.remember(list.items)
         return cache[id]
     }
 
