@@ -40,6 +40,10 @@ public final class SecretService {
     var sessions: [String: TransferSession] = [:]
     var prompts: [String: PendingPrompt] = [:]
     var memoryItems: [String: MemoryItem] = [:]
+    /// Login CreateItem calls of the current round of bus messages (`flushCreates`).
+    var pendingCreates: [PendingCreate] = []
+    /// Connections for CreateItem calls sent to arcad at once.
+    let creators: ArcadLinkPool
     var nextNumber = 1
     let started = UInt64(time(nil))
     /// The vault's lock classes as last seen, for PropertiesChanged(Locked).
@@ -74,6 +78,7 @@ public final class SecretService {
         arcad = ArcadLink(uid: uid, socketPath: socketPath)
         wake = try WakeSignal()
         listener = EventListener(uid: uid, socketPath: socketPath, wake: wake)
+        creators = ArcadLinkPool(uid: uid, socketPath: socketPath)
         self.verbose = verbose
     }
 
@@ -127,6 +132,7 @@ public final class SecretService {
         while lost == nil {
             do {
                 try bus.processAll()
+                flushCreates()
                 wake.drain()
                 deliverEvents()
                 deliverPromptChecks()

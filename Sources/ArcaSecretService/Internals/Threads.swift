@@ -2,14 +2,16 @@
     import Glibc
 #endif
 
-/// Starts a detached thread (the event listener). The corresponding C function is `pthread_create`.
+/// Starts a detached thread (the event listener, pipelined CreateItem calls); false
+/// if none could be started (`body` then never runs). The corresponding C function is `pthread_create`.
 enum Threads {
     private final class Box {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
     }
 
-    static func detach(_ body: @escaping () -> Void) {
+    @discardableResult
+    static func detach(_ body: @escaping () -> Void) -> Bool {
         let context = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
         let rc = pthread_create(
@@ -20,5 +22,6 @@ enum Threads {
                 return nil
             }, context)
         if rc == 0 { pthread_detach(thread) } else { Unmanaged<Box>.fromOpaque(context).release() }
+        return rc == 0
     }
 }
