@@ -92,7 +92,9 @@ extension Daemon {
                             // commit on its own, unacknowledged by the final commit's result.
                             guard vault.isInTransaction else {
                                 outcomes[i] = .failure(
-                                    .vault(VaultError.storage(path: vault.path, reason: "the transaction was rolled back")))
+                                    .vault(
+                                        VaultError.storage(path: vault.path, reason: "the transaction was rolled back"))
+                                )
                                 continue
                             }
                             do {

@@ -46,7 +46,8 @@ extension SecretService {
     ) {
         let (label, attributes) = Self.labelAndAttributes(properties)
         pendingCreates.append(
-            PendingCreate(message: m.retained(), label: label, attributes: attributes, secret: secret, replace: replace))
+            PendingCreate(message: m.retained(), label: label, attributes: attributes, secret: secret, replace: replace)
+        )
     }
 
     /// The Label and Attributes of CreateItem's properties (absent: empty).

@@ -19,7 +19,8 @@ struct GroupCommitTests {
         t.send(
             .addAttributeItem(
                 AttributeItemAdd(
-                    uid: alice, label: "item \(n)", attributes: ["burst": "1", "n": String(n)].merging(extra) { a, _ in a },
+                    uid: alice, label: "item \(n)",
+                    attributes: ["burst": "1", "n": String(n)].merging(extra) { a, _ in a },
                     contentType: "text/plain", secret: Array("s\(n)".utf8), replace: replace)), as: alice)
     }
 
