@@ -43,7 +43,7 @@ public enum CLI {
         let arguments = Array(CommandLine.arguments.dropFirst())
         // Only the process hands over (exec): an in-process run must never replace its caller.
         let status =
-            HandOver.matching(arguments).map { $0.run(Array(arguments.dropFirst()), output: &output) }
+            HandOver.matching(arguments).map { $0.handOver.run($0.arguments, output: &output) }
             ?? run(arguments, output: &output)
         writeAll(1, output.standardOutput)
         writeAll(2, output.standardError)

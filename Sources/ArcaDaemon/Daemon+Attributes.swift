@@ -9,23 +9,24 @@ extension Daemon {
     func addAttributeItem(_ request: AttributeItemAdd, peer: PeerCredentials) throws(HandlerError) -> Reply {
         try authorize(peer, for: request.uid)
         let secret = try secretCopy(request.secret)
-        return try context(request.uid).withLock { state throws(HandlerError) -> Reply in
-            let vault = try requireVault(of: state)
-            try requireVaultRoom(request.uid)
+        // A burst of adds (CreateItem from several clients) shares one commit; each
+        // reply still waits for the commit that holds its item.
+        return try groupCommit(uid: request.uid) { _, vault throws(HandlerError) in
+            try self.requireVaultRoom(request.uid)
             let added: (item: AttributeItem, replaced: Bool)
             do {
                 added = try vault.addAttributeItem(
                     label: request.label, attributes: request.attributes, contentType: request.contentType,
-                    secret: secret, accessible: request.accessible ?? config.secretServiceClass,
+                    secret: secret, accessible: request.accessible ?? self.config.secretServiceClass,
                     replace: request.replace)
             } catch {
                 throw HandlerError.vault(error)
             }
             let reference = added.item.reference.bytes
-            events.post(
-                uid: state.uid,
-                [added.replaced ? .itemChanged(reference: reference) : .itemAdded(reference: reference)])
-            return .attributeItems(AttributeItemList(items: [Self.info(added.item)]))
+            return (
+                .attributeItems(AttributeItemList(items: [Self.info(added.item)])),
+                [added.replaced ? .itemChanged(reference: reference) : .itemAdded(reference: reference)]
+            )
         }
     }
 

@@ -18,9 +18,7 @@ final class EventHub: @unchecked Sendable {
     private let condition = Condition()
     // Guarded by `condition`.
     private var last: UInt64
-    private var buffers: [UInt32: [(number: UInt64, event: VaultEvent)]] = [:]
-    /// Per user, the number of the newest event dropped from the buffer.
-    private var dropped: [UInt32: UInt64] = [:]
+    private var buffers: [UInt32: EventBuffer] = [:]
     private let start: UInt64
 
     init() {
@@ -32,17 +30,12 @@ final class EventHub: @unchecked Sendable {
     func post(uid: UInt32, _ events: [VaultEvent]) {
         guard !events.isEmpty else { return }
         condition.withLock {
-            var buffer = buffers[uid, default: []]
+            // Changed in place: a copy of a full buffer per post made every add cost
+            // thousands of retains once a vault had seen `capacity` events.
             for event in events {
                 last += 1
-                buffer.append((last, event))
+                buffers[uid, default: EventBuffer()].append(number: last, event, capacity: Self.capacity)
             }
-            if buffer.count > Self.capacity {
-                let excess = buffer.count - Self.capacity
-                dropped[uid] = buffer[excess - 1].number
-                buffer.removeFirst(excess)
-            }
-            buffers[uid] = buffer
             condition.broadcast()
         }
     }
@@ -56,16 +49,49 @@ final class EventHub: @unchecked Sendable {
                 // A number from before this arcad started, or from the future, or
                 // older than what the buffer still holds: the listener re-reads.
                 if after == 0 { return EventBatch(next: last, missed: false, events: []) }
-                if after < start || after > last || after < dropped[uid, default: 0] {
+                if after < start || after > last || after < buffers[uid]?.dropped ?? 0 {
                     return EventBatch(next: last, missed: true, events: [])
                 }
-                let fresh = buffers[uid, default: []].filter { $0.number > after }
-                if let newest = fresh.last {
+                if let fresh = buffers[uid]?.events(after: after), let newest = fresh.last {
                     return EventBatch(next: newest.number, missed: false, events: fresh.map(\.event))
                 }
                 if Clock.monotonicSeconds() >= deadline { return EventBatch(next: after, missed: false, events: []) }
                 condition.wait(until: deadline)
             }
         }
+    }
+}
+
+/// One user's newest events, oldest first, numbered in increasing order. Events
+/// past the capacity are dropped from the front in chunks (amortised constant
+/// time per event); the listener sees exactly the newest `capacity`.
+struct EventBuffer {
+    private var entries: [(number: UInt64, event: VaultEvent)] = []
+    /// Index of the oldest event still held.
+    private var head = 0
+    /// The number of the newest event dropped (0: none).
+    private(set) var dropped: UInt64 = 0
+
+    mutating func append(number: UInt64, _ event: VaultEvent, capacity: Int) {
+        entries.append((number, event))
+        if entries.count - head > capacity {
+            dropped = entries[head].number
+            head += 1
+        }
+        if head >= capacity {
+            entries.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The events numbered after `after`, found by binary search (numbers increase).
+    func events(after: UInt64) -> ArraySlice<(number: UInt64, event: VaultEvent)> {
+        var low = head
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].number > after { high = middle } else { low = middle + 1 }
+        }
+        return entries[low...]
     }
 }

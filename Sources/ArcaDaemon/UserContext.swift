@@ -86,6 +86,8 @@ final class UserContext: @unchecked Sendable {
     /// delay: guesses of one uid take turns, so parallel connections buy no
     /// extra tries. Separate from `mutex`, so the user's other requests proceed.
     private let guessTurn = Mutex(())
+    /// The user's vault writes waiting to share a commit (`Daemon.groupCommit`).
+    let commits = CommitGroup()
 
     init(uid: UInt32, policy: LockPolicy) {
         state = UserState(uid: uid, policy: policy)

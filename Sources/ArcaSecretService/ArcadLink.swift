@@ -8,7 +8,9 @@ import Synchronization
 
 /// arca-secretd's requests to arcad, as the user (SO_PEERCRED limits it to the
 /// user's own vault). One connection, reopened when arcad closed an idle one.
-final class ArcadLink {
+// @unchecked: used by one thread at a time (the bus thread's own link, or a pooled
+// one that one CreateItem worker took from `ArcadLinkPool` and gives back).
+final class ArcadLink: @unchecked Sendable {
     let uid: UInt32
     let socketPath: String
     private var client: ArcadClient?

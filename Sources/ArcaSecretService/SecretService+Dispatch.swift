@@ -9,11 +9,14 @@ extension SecretService {
         let path = message.path ?? ""
         let interface = message.interface ?? ""
         let member = message.member ?? ""
+        // Queued CreateItem calls go out before anything else is answered: only
+        // CreateItem calls that arrive together share a trip to arcad.
+        if !pendingCreates.isEmpty, member != "CreateItem" { flushCreates() }
         do {
             guard let object = SecretObject(path: path), try exists(object, caller: message.sender ?? "") else {
                 throw SecretError.unknownObject("no object at \(path)")
             }
-            let reply: [BusValue]
+            let reply: [BusValue]?
             switch interface {
             case Interfaces.introspectable where member == "Introspect":
                 reply = [.string(Introspection.xml(for: object))]
@@ -24,7 +27,8 @@ extension SecretService {
             default:
                 reply = try call(object, interface, member, message)
             }
-            bus.reply(to: message, reply)
+            // nil: answered later (a login CreateItem, by `flushCreates`).
+            if let reply { bus.reply(to: message, reply) }
         } catch let e as SecretError {
             log("\(interface).\(member) on \(path): \(e.name)")
             bus.replyError(to: message, name: e.name, message: e.message)
@@ -55,7 +59,7 @@ extension SecretService {
     // Nested switches (object, then member), not one switch over a tuple of enums and
     // strings: the optimizer spends minutes on the latter.
     private func call(_ object: SecretObject, _ interface: String, _ member: String, _ m: BusMessage) throws
-        -> [BusValue]
+        -> [BusValue]?
     {
         let caller = m.sender ?? ""
         switch object {
@@ -69,8 +73,12 @@ extension SecretService {
             case "CreateItem":
                 let properties = try m.readProperties()
                 let secret = try readSecret(m, caller: caller)
-                let path = try createItem(in: c, properties, secret, replace: try m.readBool())
-                return [.objectPath(path), .objectPath("/")]
+                let replace = try m.readBool()
+                guard c == .session else {
+                    queueCreate(m, properties, secret, replace: replace)
+                    return nil
+                }
+                return [.objectPath(createSessionItem(properties, secret, replace: replace)), .objectPath("/")]
             default: break
             }
         case .item(let c, let id) where interface == Interfaces.item:

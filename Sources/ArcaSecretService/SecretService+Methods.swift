@@ -222,46 +222,26 @@ extension SecretService {
 
     // MARK: Items
 
-    func createItem(in c: CollectionID, _ properties: [String: ReadValue], _ secret: IncomingSecret, replace: Bool)
-        throws -> String
-    {
-        var label = ""
-        if case .string(let s)? = properties[Interfaces.item + ".Label"] { label = s }
-        var attributes: [String: String] = [:]
-        if case .stringDictionary(let d)? = properties[Interfaces.item + ".Attributes"] { attributes = d }
-        switch c {
-        case .login:
-            var bytes = secret.value.withUnsafeBytes { Array($0) }
-            defer { SecureWipe.zero(&bytes) }
-            let list = try arcad.items(
-                .addAttributeItem(
-                    AttributeItemAdd(
-                        uid: arcad.uid, label: label, attributes: attributes, contentType: secret.contentType,
-                        secret: bytes,
-                        replace: replace)))
-            guard let item = list.items.first else { throw SecretError.failed("arcad returned no item") }
-            cache[ReferenceText.encode(item.reference)] = item
-            // ItemCreated/ItemChanged come from arcad's event stream, for every client alike.
-            return itemPath(item.reference)
-        case .session:
-            let now = UInt64(time(nil))
-            if replace, let existing = memoryItems.first(where: { $0.value.attributes == attributes })?.key {
-                memoryItems[existing]?.label = label
-                memoryItems[existing]?.secret = secret.value
-                memoryItems[existing]?.contentType = secret.contentType
-                memoryItems[existing]?.modified = now
-                let path = SecretObject.item(.session, existing).path
-                bus.emit(CollectionID.session.path, Interfaces.collection, "ItemChanged", [.objectPath(path)])
-                return path
-            }
-            let id = newNumber()
-            memoryItems[id] = MemoryItem(
-                label: label, attributes: attributes, secret: secret.value, contentType: secret.contentType,
-                created: now, modified: now)
-            let path = SecretObject.item(.session, id).path
-            bus.emit(CollectionID.session.path, Interfaces.collection, "ItemCreated", [.objectPath(path)])
+    /// CreateItem on the in-memory session collection (login items: `queueCreate`).
+    func createSessionItem(_ properties: [String: ReadValue], _ secret: IncomingSecret, replace: Bool) -> String {
+        let (label, attributes) = Self.labelAndAttributes(properties)
+        let now = UInt64(time(nil))
+        if replace, let existing = memoryItems.first(where: { $0.value.attributes == attributes })?.key {
+            memoryItems[existing]?.label = label
+            memoryItems[existing]?.secret = secret.value
+            memoryItems[existing]?.contentType = secret.contentType
+            memoryItems[existing]?.modified = now
+            let path = SecretObject.item(.session, existing).path
+            bus.emit(CollectionID.session.path, Interfaces.collection, "ItemChanged", [.objectPath(path)])
             return path
         }
+        let id = newNumber()
+        memoryItems[id] = MemoryItem(
+            label: label, attributes: attributes, secret: secret.value, contentType: secret.contentType,
+            created: now, modified: now)
+        let path = SecretObject.item(.session, id).path
+        bus.emit(CollectionID.session.path, Interfaces.collection, "ItemCreated", [.objectPath(path)])
+        return path
     }
 
     func deleteItem(_ c: CollectionID, _ id: String) throws {

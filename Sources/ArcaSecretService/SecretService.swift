@@ -40,14 +40,17 @@ public final class SecretService {
     var sessions: [String: TransferSession] = [:]
     var prompts: [String: PendingPrompt] = [:]
     var memoryItems: [String: MemoryItem] = [:]
+    /// Login CreateItem calls of the current round of bus messages (`flushCreates`).
+    var pendingCreates: [PendingCreate] = []
+    /// Connections for CreateItem calls sent to arcad at once.
+    let creators: ArcadLinkPool
     var nextNumber = 1
     let started = UInt64(time(nil))
     /// The vault's lock classes as last seen, for PropertiesChanged(Locked).
     var unlocked: LockClasses = []
-    /// Label, attributes and dates of login items seen unlocked, by path id, so that
-    /// property reads (libsecret reads every item's) cost no arcad round trip. Never
-    /// secrets; emptied on any lock change, and per item on change or delete.
-    var cache: [String: AttributeItemInfo] = [:]
+    /// Login items seen unlocked (never secrets); emptied on any lock change, and
+    /// per item on change or delete.
+    var cache = ItemCache(limit: SecretService.cacheLimit)
     /// Login items of the last search not yet in `cache`: the first property read of
     /// one of them fetches them all in one request (libsecret reads every item a
     /// search returned, one D-Bus call each).
@@ -75,6 +78,7 @@ public final class SecretService {
         arcad = ArcadLink(uid: uid, socketPath: socketPath)
         wake = try WakeSignal()
         listener = EventListener(uid: uid, socketPath: socketPath, wake: wake)
+        creators = ArcadLinkPool(uid: uid, socketPath: socketPath)
         self.verbose = verbose
     }
 
@@ -128,11 +132,12 @@ public final class SecretService {
         while lost == nil {
             do {
                 try bus.processAll()
+                flushCreates()
                 wake.drain()
                 deliverEvents()
                 deliverPromptChecks()
                 if lost != nil { break }
-                if trimHeap {
+                if trimHeap || cache.takeStartedOver() {
                     Memory.trim()
                     trimHeap = false
                 }
@@ -244,8 +249,7 @@ public final class SecretService {
         if ids.count > 256 { trimHeap = true }
         let list = try arcad.items(
             .getAttributeItems(uid: arcad.uid, references: ids.compactMap(ReferenceText.decode), returnSecrets: false))
-        if cache.count + list.items.count > Self.cacheLimit { cache.removeAll() }
-        for item in list.items { cache[ReferenceText.encode(item.reference)] = item }
+        cache.remember(list.items)
         return cache[id]
     }
 

@@ -45,12 +45,28 @@ import Testing
     }
 
     @Test func importHandsOverOnlyTheSecretServiceSource() throws {
-        #expect(HandOver.matching(["import", "--from", "secret-service"])?.program == "arca-secretd")
-        #expect(HandOver.matching(["import", "--json", "--from=secret-service"])?.leadingArguments == ["--import"])
+        #expect(HandOver.matching(["import", "--from", "secret-service"])?.handOver.program == "arca-secretd")
+        #expect(
+            HandOver.matching(["import", "--json", "--from=secret-service"])?.arguments
+                == ["--import", "--json", "--from=secret-service"])
         #expect(HandOver.matching(["import", "--from", "backup.arca"]) == nil)
         #expect(HandOver.matching(["import", "--", "--from", "secret-service"]) == nil)
         #expect(HandOver.matching(["get", "--from", "secret-service"]) == nil)
-        #expect(HandOver.matching(["fleet", "hosts"])?.program == "arca-fleetd")
+        #expect(HandOver.matching(["fleet", "hosts"])?.handOver.program == "arca-fleetd")
+        #expect(HandOver.matching(["fleet", "hosts"])?.arguments == ["hosts"])
+        // The socket before the verb goes along, ahead of the words after the verb (so that
+        // a socket after the verb still wins, as in arca's own parser).
+        #expect(
+            HandOver.matching(["--socket", "/a.sock", "import", "--from", "secret-service", "--json"])?.arguments
+                == ["--import", "--socket", "/a.sock", "--from", "secret-service", "--json"])
+        #expect(
+            HandOver.matching(["--socket=/a.sock", "import", "--from=secret-service", "--socket", "/b.sock"])?.arguments
+                == ["--import", "--socket", "/a.sock", "--from=secret-service", "--socket", "/b.sock"])
+        #expect(HandOver.matching(["--socket", "/a.sock", "import", "--from", "backup.arca"]) == nil)
+        #expect(HandOver.matching(["--help", "import", "--from", "secret-service"]) == nil)
+        #expect(HandOver.matching(["--socket"]) == nil)
+        // arca-fleetd reads its socket from fleet.conf: arca keeps the line (and refuses it).
+        #expect(HandOver.matching(["--socket", "/a.sock", "fleet", "hosts"]) == nil)
         // A backup file stays with arca, which refuses the Secret Service import's options.
         #expect(
             try arca(["import", "--from", "backup.arca", "--dry-run"])
@@ -65,6 +81,10 @@ import Testing
             run.stderr.hasPrefix(
                 "arca-secretd: import: unknown option --bogus\nusage: arca import --from secret-service [--bus-name NAME]"
             ))
+        // So does a socket given before the verb (arca kept this line and refused it before).
+        let socketFirst = try arca(["--socket", Self.missingSocket, "import", "--from", "secret-service", "--bogus"])
+        #expect(socketFirst.status == 2)
+        #expect(socketFirst.stderr.hasPrefix("arca-secretd: import: unknown option --bogus\nusage: arca import"))
         var output = Output(standardOutputIsTerminal: false)
         #expect(CLI.run(["import", "--from", "secret-service"], output: &output) == 2)
         #expect(

@@ -96,6 +96,13 @@ GetSecrets with another client's session: org.freedesktop.Secret.Error.NoSession
 session visible while its owner is connected: ok
 after its owner disconnected: org.freedesktop.DBus.Error.UnknownObject
 GetSecrets with my session: 1" in_bus '/usr/bin/python3 $C sessions'
+# 24 CreateItem calls without waiting for replies (one more with 65 attributes, past the
+# protocol's 64: refused before it reaches arcad), pipelined by arca-secretd.
+check "CreateItem calls sent at once: each answered with its own item; a refused one fails alone" \
+"answered: 24 distinct: 24 prompts: ['/']
+refused: {-1: 'org.freedesktop.DBus.Error.Failed'}
+found: 24 locked: 0 same paths: True
+each reply names its own item: True" in_bus '/usr/bin/python3 $C burst 24'
 check "ItemCreated for an item another client adds through arcad" "ItemCreated: {'origin': 'probe'}" \
     in_bus '/usr/bin/python3 $C listen $B/arcad-probe $S $U'
 

@@ -83,6 +83,12 @@ if cmp -s $H/source-before.txt $H/arca.txt; then echo "$(wc -l <$H/arca.txt) ide
 check "the dumps hold the secrets: $(( count - (count + 49) / 50 )) set, $(( (count + 49) / 50 )) empty" \
     "$(( count - (count + 49) / 50 )) $(( (count + 49) / 50 ))" \
     sh -c "echo \$(grep -c '\"secret\": \"pässwörd ' $work/home/arca.txt) \$(grep -c '\"secret\": \"\"' $work/home/arca.txt)"
+# `arca --socket PATH import ...` (the socket before the verb) is handed over with its socket:
+# with ARCA_SOCKET aimed at nothing, only the given socket reaches this arcad.
+check "the socket given before the verb goes along to arca-secretd" \
+"{\"collection\":\"$login\",\"dry_run\":true,\"imported\":0,\"skipped\":$count,\"failed\":[]} rc=0" in_bus "$gk"'
+s=$ARCA_SOCKET
+echo "$(ARCA_SOCKET=/nonexistent/arcad.sock $B/arca --socket "$s" import --from secret-service --dry-run --json) rc=$?"'
 check "an item changed at the source is imported as a new item; the rest skipped" \
 "{\"collection\":\"$login\",\"dry_run\":false,\"imported\":1,\"skipped\":$((count - 1)),\"failed\":[]}" in_bus "$gk"'
 printf changed | secret-tool store --label="Item №1 — 1" service "sérvice 1 ✓" user "zoë;=,\"1\" 	" n 1 xdg:schema org.example.Import

@@ -278,6 +278,49 @@ def listen(b, probe, socket, uid):
     print("ItemCreated:", {str(k): str(v) for k, v in a.items()})
 
 
+def burst(count):
+    """CreateItem calls sent at once by one client (pipelined in arca-secretd, one commit in
+    arcad): each answered with its own item; one refused (65 attributes) fails alone."""
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+    DBusGMainLoop(set_as_default=True)
+    b = dbus.SessionBus(private=True)
+    session = plain(b)
+    col = obj(b, BASE + "/collection/login")
+    loop = GLib.MainLoop()
+    replies, errors = {}, {}
+
+    def answered():
+        if len(replies) + len(errors) == count + 1:
+            loop.quit()
+
+    def send(n, attributes):
+        def ok(item, prompt):
+            replies[n] = (str(item), str(prompt))
+            answered()
+
+        def failed(e):
+            errors[n] = e.get_dbus_name()
+            answered()
+        col.CreateItem(props("burst %d" % n, attributes), secret(session, b"s%d" % n), False, dbus_interface=COL,
+                       reply_handler=ok, error_handler=failed)
+
+    for n in range(count):
+        send(n, {"burst": "1", "n": str(n)})
+        if n == count // 2:
+            send(-1, {"burst": "1", **{"a%d" % i: "x" for i in range(65)}})
+    GLib.timeout_add(20000, loop.quit)
+    loop.run()
+    paths = [p for p, _ in replies.values()]
+    print("answered:", len(replies), "distinct:", len(set(paths)), "prompts:", sorted(set(p for _, p in replies.values())))
+    print("refused:", errors)
+    found, locked = obj(b, BASE).SearchItems(attrs({"burst": "1"}), dbus_interface=SVC)
+    print("found:", len(found), "locked:", len(locked), "same paths:", sorted(map(str, found)) == sorted(paths))
+    secrets_ = obj(b, BASE).GetSecrets(found, session, dbus_interface=SVC)
+    own = sum(bytes(secrets_[dbus.ObjectPath(p)][2]) == b"s%d" % n for n, (p, _) in replies.items())
+    print("each reply names its own item:", own == count)
+
+
 def prompt_unlock(b, attack):
     """Unlock the login collection through the system prompter; with `attack`, another
     client first answers the prompt's callback in the prompter's place."""
@@ -326,6 +369,7 @@ if __name__ == "__main__":
     elif command == "libsecret": libsecret()
     elif command == "lockedprop": locked_property(b)
     elif command == "prompt": prompt_unlock(b, rest == ["attack"])
+    elif command == "burst": burst(int(rest[0]))
     elif command == "label":
         print(obj(b, BASE + "/collection/login").Get(COL, "Label", dbus_interface=PROPS))
     elif command == "collocked":

@@ -4,20 +4,40 @@
   fill FROM TO        CreateItem items FROM..TO-1 (plain session); prints the mean cost
                       of each block of 100 that starts at a checkpoint (100, 1000, 5000, 9900)
   searchitems         SearchItems({"bench": "1"}) over every item: the median of 5 calls, in ms
+  burst K FROM N      K clients at once, each its own connection and CreateItem of N items in a
+                      row (ids FROM…): wall time from a common start to the last reply, per item
 """
-import sys, time
+import subprocess, sys, time
 import dbus
+
+if sys.argv[1] == "burst":
+    clients, first, per = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    procs = [subprocess.Popen([sys.executable, __file__, "client", str(first + c * per), str(first + (c + 1) * per)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for c in range(clients)]
+    for p in procs:
+        p.stdout.readline()  # ready: connected, session open
+    t = time.perf_counter()
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    for p in procs:
+        p.wait()
+    print("create burst %d clients x %d items: %.2f ms/item" % (clients, per, (time.perf_counter() - t) * 1000 / (clients * per)))
+    sys.exit(0)
 
 BASE = "/org/freedesktop/secrets"
 b = dbus.SessionBus()
 service = b.get_object("org.freedesktop.secrets", BASE)
 SVC = "org.freedesktop.Secret.Service"
 
-if sys.argv[1] == "fill":
+if sys.argv[1] in ("fill", "client"):
     start, end = int(sys.argv[2]), int(sys.argv[3])
     _, session = service.OpenSession("plain", dbus.String(""), dbus_interface=SVC)
     col = b.get_object("org.freedesktop.secrets", str(service.ReadAlias("default", dbus_interface=SVC)))
     block_start = None
+    if sys.argv[1] == "client":
+        print("ready", flush=True)
+        sys.stdin.readline()
     for i in range(start, end):
         if i in (100, 1000, 5000, 9900):
             block_start, block_first = time.perf_counter(), i

@@ -4,7 +4,8 @@
 #   * `secret-tool lookup` as a whole process (hyperfine): with gnome-keyring, with
 #     arca-secretd, and secret-tool's own floor (a bus with no provider at all);
 #   * SearchItems over 1,000 items, and `secret-tool search --all` of 1,000 items;
-#   * CreateItem cost per item at 100 and 1,000 (both) and up to 10,000 (arca);
+#   * CreateItem cost per item at 100 and 1,000 (both) and up to 10,000 (arca), and per item
+#     for 4 clients creating at once (a burst: Arca's group commit shares syncs);
 #   * arca-secretd's RSS with 10,000 items.
 # Figures only, no assertions. Root; a few minutes; everything it starts is gone on exit.
 #
@@ -75,6 +76,7 @@ echo \"lookup_ms=\$(hf gk \"\$lookup\")\"
 /usr/bin/python3 \$PY searchitems
 echo \"searchall_ms=\$(allsearch)\"
 /usr/bin/python3 \$PY fill 1000 1100
+/usr/bin/python3 \$PY burst 4 20000 50
 gk=\$(gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | grep -o '[0-9][0-9]*' | tail -1)
 kill \$gk" >"$work/gk.out" 2>/dev/null
 
@@ -88,6 +90,7 @@ echo \"searchall_ms=\$(allsearch)\"
 /usr/bin/python3 \$PY fill 1000 \$ITEMS
 secret-tool search --all bench 1 >/dev/null 2>&1
 echo \"rss_kb=\$(ps -o rss= -p \$sd | tr -d ' ')\"
+/usr/bin/python3 \$PY burst 4 20000 50
 kill \$sd" >"$work/arca.out" 2>/dev/null
 
 val() { { grep -m1 "^$2" "$work/$1.out" || true; } | sed "s/^$2//"; }
@@ -113,4 +116,6 @@ for n in 100 1000 5000 9900; do
     g=$({ grep -m1 "create items $n-" "$work/gk.out" || true; } | sed 's/.*: //')
     printf '%-48s %16s %16s\n' "CreateItem, items $n-$((n + 99))" "${a:--}" "${g:--}"
 done
+printf '%-48s %16s %16s\n' "CreateItem, 4 clients at once x 50 items" \
+    "$(val arca 'create burst 4 clients x 50 items: ')" "$(val gk 'create burst 4 clients x 50 items: ')"
 printf '%-48s %13s kB\n' "arca-secretd RSS with $ITEMS items" "$(val arca rss_kb=)"

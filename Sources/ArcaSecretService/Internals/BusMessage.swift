@@ -22,6 +22,10 @@ final class BusMessage {
 
     deinit { if owned { sd_bus_message_unref(message) } }
 
+    /// The same message, kept alive past the handler that borrowed it (to answer a call
+    /// later). The corresponding C function is `sd_bus_message_ref`.
+    func retained() -> BusMessage { BusMessage(adopting: sd_bus_message_ref(message)) }
+
     var sender: String? { sd_bus_message_get_sender(message).map { String(cString: $0) } }
     var path: String? { sd_bus_message_get_path(message).map { String(cString: $0) } }
     var interface: String? { sd_bus_message_get_interface(message).map { String(cString: $0) } }

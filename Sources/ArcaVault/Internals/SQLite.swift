@@ -90,6 +90,10 @@ final class Database {
         }
     }
 
+    /// Whether a transaction is open (SQLite rolls one back by itself after some
+    /// errors). The corresponding C function is `sqlite3_get_autocommit`.
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// Rows changed by the last statement. The corresponding C function is `sqlite3_changes`.
     var changes: Int { Int(sqlite3_changes(handle)) }
 
