@@ -36,7 +36,9 @@ struct HandOver {
 
     /// `arca sync join|approve|remove|status|run ...` → `arca-sync ...` (the per-user agent and its
     /// verbs, with Syncthing's REST client); `arca sync init` stays with `arca`.
-    static let sync = HandOver(verb: "sync", program: "arca-sync", leadingArguments: []) { arguments in
+    static let sync = HandOver(
+        verb: "sync", program: "arca-sync", leadingArguments: [], socketOption: "--socket"
+    ) { arguments in
         arguments.first.map(syncVerbs.contains) ?? false
     }
 

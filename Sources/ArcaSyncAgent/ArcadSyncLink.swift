@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaProtocol
 import ArcaSync
 

@@ -6,12 +6,21 @@ import Testing
 @Suite struct SyncHandOverTests {
     @Test func onlyTheAgentsVerbsHandOver() {
         for verb in ["join", "approve", "remove", "status", "run"] {
-            #expect(HandOver.matching(["sync", verb, "x"])?.program == "arca-sync", "\(verb)")
+            #expect(HandOver.matching(["sync", verb, "x"])?.handOver.program == "arca-sync", "\(verb)")
         }
         #expect(HandOver.matching(["sync", "init"]) == nil)
         #expect(HandOver.matching(["sync"]) == nil)
         #expect(HandOver.matching(["sync", "--json", "status"]) == nil)
         #expect(HandOver.matching(["status"]) == nil)
+    }
+
+    @Test func aSocketBeforeTheVerbGoesToTheAgent() {
+        #expect(
+            HandOver.matching(["--socket", "/tmp/a.sock", "sync", "status", "--json"])?.arguments
+                == ["--socket", "/tmp/a.sock", "status", "--json"])
+        #expect(
+            HandOver.matching(["--socket=/tmp/a.sock", "sync", "run"])?.arguments == ["--socket", "/tmp/a.sock", "run"])
+        #expect(HandOver.matching(["--socket", "/tmp/a.sock", "sync", "init"]) == nil)
     }
 
     @Test func theBinaryExecsArcaSyncBesideIt() throws {

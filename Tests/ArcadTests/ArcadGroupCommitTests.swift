@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaKeyring
 import ArcaProtocol
 import ArcaTestSupport

@@ -1,3 +1,5 @@
+import ArcaProtocol
+
 /// Why a sync call to arcad failed: no reply, or arcad's refusal with its status.
 public enum SyncCallError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No reply (arcad not running, timed out, malformed reply…).
