@@ -18,9 +18,12 @@ check "arca version runs with the toolchain hidden" hidden "'$build/arca' versio
 check "arcad --version runs with the toolchain hidden" hidden "'$build/arcad' --version | grep -qx 'arcad [0-9.]*'"
 check "arca-secretd --version runs with the toolchain hidden" \
     hidden "'$build/arca-secretd' --version | grep -qx 'arca-secretd [0-9.]*'"
+for bin in arca-fleetd arca-sync; do  # Foundation linked statically: no --version, --help answers
+    check "$bin --help runs with the toolchain hidden" hidden "'$build/$bin' --help | grep -q '^usage: arca '"
+done
 check "pam_arca.so loads with the toolchain hidden" \
     hidden "python3 -c \"import ctypes, os; ctypes.CDLL('$build/libpam_arca.so', mode=os.RTLD_NOW)\""
-for bin in arca arcad arca-secretd libpam_arca.so; do
+for bin in arca arcad arca-secretd arca-fleetd arca-sync libpam_arca.so; do
     check "$bin links nothing from the toolchain" sh -c "! ldd '$build/$bin' | grep -q '$swift_usr'"
 done
 exports=$(nm -D --defined-only "$build/libpam_arca.so" | awk '{print $3}' | sort | tr '\n' ' ')
