@@ -75,6 +75,7 @@ stop() { # PID: terminate one process we started and reap it
 cleanup() {
     stop "$recorder_pid"
     stop "$arcad_pid"
+    drop_parked  # the ring arcad parked the users' class keys in, in root's @u (this arcad never comes back)
     stop_gnome_keyring
     if [ -n "$bus_pid" ]; then kill "$bus_pid" 2>/dev/null || true; fi
     for u in "$user" "$user2"; do
@@ -85,6 +86,8 @@ cleanup() {
     done
     rm -rf "$work"
 }
+# shellcheck source=../../Tests/integration/lib-arcad.bash
+. "$(dirname "$0")/../../Tests/integration/lib-arcad.bash"  # drop_parked
 trap cleanup EXIT
 for u in "$user" "$user2"; do
     userdel -r "$u" 2>/dev/null || true
