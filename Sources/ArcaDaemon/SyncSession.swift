@@ -77,6 +77,8 @@ final class SyncSession {
                 }
             case .approval(let device, let bytes):
                 if let id = try? DeviceID(device) { approvals[id] = bytes }
+            case .collected(let refs):
+                replica.bury(Self.refs(refs))
             case .queued:
                 continue
             }
@@ -156,6 +158,21 @@ final class SyncSession {
         }
         if let key = try? update.key(epoch: update.currentEpoch) {
             replica.circle.addEpochKey(key, epoch: update.currentEpoch)
+        }
+    }
+
+    /// Collects the tombstones every member acknowledged; the journal entry to append after
+    /// this batch's records, or nil.
+    func collectTombstones() -> SyncEntry? {
+        let refs = replica.collectTombstones()
+        guard !refs.isEmpty else { return nil }
+        Log.info("uid \(store.uid): sync: \(refs.count) tombstones collected")
+        return .collected(refs.flatMap(\.bytes))
+    }
+
+    static func refs(_ bytes: [UInt8]) -> [ItemRef] {
+        stride(from: 0, to: bytes.count - bytes.count % 16, by: 16).compactMap {
+            try? ItemRef(Array(bytes[$0..<$0 + 16]))
         }
     }
 

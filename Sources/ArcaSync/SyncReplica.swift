@@ -36,7 +36,8 @@ public struct SyncReplica: Sendable {
     public private(set) var clock: HybridLogicalClock
     private var logs: [DeviceID: AuthorLog] = [:]
     private var pending: [DeviceID: [UInt64: SyncRecord]] = [:]
-    private var announced: [DeviceID: UInt64] = [:]
+    /// The sequence number each peer's last accepted head announced.
+    var announced: [DeviceID: UInt64] = [:]
     var acknowledgements: [DeviceID: [DeviceID: UInt64]] = [:]
     /// Every item this replica holds, buried ones included.
     public internal(set) var items: [ItemRef: ItemState] = [:]
