@@ -148,7 +148,7 @@ final class SyncSession {
     }
 
     /// Merges a circle update signed by a member: new members, removals (the earliest
-    /// cut-off stays), newer epoch keys. Never un-removes a device.
+    /// cut-off stays), epoch keys. Never un-removes a device.
     func merge(_ update: Circle) {
         for (device, member) in update.members {
             replica.circle.approve(device)
@@ -156,8 +156,9 @@ final class SyncSession {
             let mine = replica.circle.members[device]?.removedAfter
             if mine == nil || cutoff < mine ?? 0 { try? replica.circle.remove(device, lastAccepted: cutoff) }
         }
-        if let key = try? update.key(epoch: update.currentEpoch) {
-            replica.circle.addEpochKey(key, epoch: update.currentEpoch)
+        // Every key the update carries: a member approved after a rotation opens older records too.
+        for epoch in update.epochs {
+            if let key = try? update.key(epoch: epoch) { replica.circle.addEpochKey(key, epoch: epoch) }
         }
     }
 
