@@ -35,8 +35,15 @@ public enum Enrollment {
     /// epoch key the member holds to it.
     public static func approve(_ device: DeviceID, circle: inout Circle, signer: SigningKey) throws -> [UInt8] {
         circle.approve(device)
+        return try sign(magic, signatureDomain, naming: device, circle: circle, signer: signer)
+    }
+
+    /// The approval layout under `kind` (its magic) and `domain`, every epoch key sealed to `device`.
+    static func sign(_ kind: [UInt8], _ domain: [UInt8], naming device: DeviceID, circle: Circle, signer: SigningKey)
+        throws -> [UInt8]
+    {
         var w = ByteWriter()
-        w.raw(magic)
+        w.raw(kind)
         w.raw(signer.publicKey)
         w.raw(device.bytes)
         w.u32(circle.currentEpoch)
@@ -52,25 +59,37 @@ public enum Enrollment {
             w.u32(epoch)
             w.lengthPrefixed(try SealedKeyBox.seal(circle.key(epoch: epoch), to: device.bytes))
         }
-        w.raw(try signer.sign(signatureDomain + w.bytes))
+        w.raw(try signer.sign(domain + w.bytes))
         return w.bytes
     }
 
     /// On the new device: checks that `approval` is signed by `approver` (the member whose
     /// string the person compared), names this device, and opens the epoch keys.
     public static func accept(_ approval: [UInt8], from approver: DeviceID, as device: SigningKey) throws -> Circle {
+        try open(approval, from: approver, as: device, recovery: false)
+    }
+
+    /// Checks and opens an approval (`recovery` false: "ARA2" or "ARA1", naming a member) or a
+    /// recovery seal (`recovery` true: "ARK1", naming the recovery key's identity, no member).
+    static func open(_ approval: [UInt8], from approver: DeviceID, as device: SigningKey, recovery: Bool) throws
+        -> Circle
+    {
         guard approval.count > SigningKey.signatureLength, approval.count <= 1 << 20 else {
             throw SyncError.malformed("approval length")
         }
         let signed = Array(approval.dropLast(SigningKey.signatureLength))
         var r = ByteReader(signed)
         let version = try r.raw(4, "magic")
-        guard version == magic || version == magicV1 else { throw SyncError.malformed("not an approval") }
+        let domains = recovery ? [RecoverySeal.magic: RecoverySeal.signatureDomain]
+            : [magic: signatureDomain, magicV1: signatureDomainV1]
+        guard let domain = domains[version] else {
+            throw SyncError.malformed(recovery ? "not a recovery seal" : "not an approval")
+        }
         let signer = try DeviceID(r.raw(32, "approver"))
         guard signer == approver,
             SigningKey.verify(
                 Array(approval.suffix(SigningKey.signatureLength)),
-                of: (version == magic ? signatureDomain : signatureDomainV1) + signed, publicKey: approver.bytes)
+                of: domain + signed, publicKey: approver.bytes)
         else { throw SyncError.forged(signer) }
         let named = try DeviceID(r.raw(32, "device"))
         guard named.bytes == device.publicKey else { throw SyncError.malformed("the approval names another device") }
@@ -102,7 +121,7 @@ public enum Enrollment {
             circle.approve(member)
             if removed > 0 { try circle.remove(member, lastAccepted: removed - 1) }
         }
-        guard circle.activeDevices.contains(named), circle.activeDevices.contains(signer) else {
+        guard recovery || circle.activeDevices.contains(named), circle.activeDevices.contains(signer) else {
             throw SyncError.malformed("the approval's members leave out the approver or this device")
         }
         return circle
