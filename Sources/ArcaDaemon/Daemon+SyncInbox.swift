@@ -44,6 +44,8 @@ extension Daemon {
             store: store, signer: identity.signer, circle: circle,
             clockOffsetMilliseconds: config.syncClockOffsetMilliseconds)
         try session.replay()
+        // A circle begun before the recovery key was seen, or by `sync init`: sealed once.
+        if let sealed = try session.sealToRecovery(onlyIfMissing: true) { try session.persist([sealed]) }
         state.sync = session
         return session
     }

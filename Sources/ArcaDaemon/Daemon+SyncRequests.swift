@@ -100,7 +100,8 @@ extension Daemon {
                 throw Self.syncError(error)
             }
             session.approvals[device] = nil
-            let entries = try session.refreshCircleUpdates()
+            var entries = try session.refreshCircleUpdates()
+            if let sealed = try session.sealToRecovery() { entries.append(sealed) }
             try session.store.saveCircle(session.replica.circle, key: key)
             try session.persist(entries)
             events.post(uid: uid, [.syncChanged])

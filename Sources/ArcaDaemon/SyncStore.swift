@@ -165,7 +165,7 @@ struct SyncStore {
 
     /// Removes every sync file of the user (tests, and a user deleted from the machine).
     func removeAll() throws(HandlerError) {
-        for path in [circlePath, joiningPath, journalPath, queuePath] { try remove(path) }
+        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath] { try remove(path) }
     }
 
     // MARK: Files
