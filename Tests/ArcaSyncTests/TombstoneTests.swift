@@ -19,6 +19,18 @@ import Testing
         return (d, ref, [created, delete])
     }
 
+    /// A creates; C edits it (unseen by A and B); A deletes it; B applies the delete.
+    private func editBeforeDelete() throws -> ([TestDevice], ItemRef, edit: SyncRecord, delete: SyncRecord) {
+        var d = Fixture.circle(3)
+        let (ref, created) = try d[0].replica.create(Fixture.body("v1", "one"))
+        try d[1].replica.apply(created.bytes)
+        try d[2].replica.apply(created.bytes)
+        let edit = try d[2].replica.write(ref: ref, body: Fixture.body("C offline", "c"))
+        let delete = try d[0].replica.delete(ref)
+        try d[1].replica.apply(delete.bytes)
+        return (d, ref, edit, delete)
+    }
+
     @Test func aTombstoneEveryMemberAcknowledgedIsCollectedEverywhere() throws {
         let (devices, ref, records) = try deletedEverywhere()
         var d = devices
@@ -52,13 +64,8 @@ import Testing
     /// B buried the item at once and the edit then came as a sibling, while on C it won: the
     /// replicas never converged.
     @Test func nothingIsCollectedWhileAnAcknowledgingHeadAnnouncesRecordsNotAppliedHere() throws {
-        var d = Fixture.circle(3)
-        let (ref, created) = try d[0].replica.create(Fixture.body("v1", "one"))
-        try d[1].replica.apply(created.bytes)
-        try d[2].replica.apply(created.bytes)
-        let edit = try d[2].replica.write(ref: ref, body: Fixture.body("C offline", "c"))
-        let delete = try d[0].replica.delete(ref)
-        try d[1].replica.apply(delete.bytes)
+        let (devices, ref, edit, delete) = try editBeforeDelete()
+        var d = devices
         try d[2].replica.apply(delete.bytes)
         try d[1].replica.observe(head: d[0].replica.head().bytes)
         let headC = try d[2].replica.head()
@@ -79,13 +86,8 @@ import Testing
     /// C (removed, never acknowledging) wrote an edit before A's delete; it arrives after A and
     /// B buried the item: a sibling, not a resurrection, though its clock is after the delete's.
     @Test func aLateEditFromADeviceThatNeverAcknowledgedIsASibling() throws {
-        var d = Fixture.circle(3)
-        let (ref, created) = try d[0].replica.create(Fixture.body("v1", "one"))
-        try d[1].replica.apply(created.bytes)
-        try d[2].replica.apply(created.bytes)
-        let edit = try d[2].replica.write(ref: ref, body: Fixture.body("C offline", "c"))
-        let delete = try d[0].replica.delete(ref)
-        try d[1].replica.apply(delete.bytes)
+        let (devices, ref, edit, delete) = try editBeforeDelete()
+        var d = devices
         for i in 0...1 { try d[i].replica.circle.remove(d[2].id, lastAccepted: 1) }
         #expect(edit.header.clock > delete.header.clock)
         try d[1].replica.observe(head: d[0].replica.head().bytes)
