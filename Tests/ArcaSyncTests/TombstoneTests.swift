@@ -120,4 +120,36 @@ import Testing
         #expect(unburied.bury([ref]) == [])  // not a lone tombstone: left alone
         #expect(unburied.stateDigest != d[1].replica.stateDigest)
     }
+
+    /// Resolving a buried item's late sibling re-creates it under a fresh ref and clears the
+    /// sibling with a tombstone: every replica, collected or not, converges on one live item.
+    @Test func resolvingALateSiblingRecreatesItUnderAFreshRef() throws {
+        let (devices, ref, edit, _) = try editBeforeDelete()
+        var d = devices
+        for i in 0...1 { try d[i].replica.circle.remove(d[2].id, lastAccepted: 1) }
+        try d[1].replica.observe(head: d[0].replica.head().bytes)
+        try d[0].replica.observe(head: d[1].replica.head().bytes)
+        #expect(d[1].replica.collectTombstones() == [ref])
+        #expect(d[0].replica.collectTombstones() == [ref])
+        try d[1].replica.apply(edit.bytes)
+        #expect(d[1].replica.conflicts[ref]?.map(\.hash) == [edit.hash])
+
+        let recreated = try d[1].replica.resolve(ref, keeping: edit.hash)
+        let fresh = recreated.header.ref
+        #expect(fresh != ref)
+        #expect(recreated.header.parents == [])
+        #expect(recreated.header.seq == 2)  // after the tombstone over the late head
+        #expect(d[1].replica.liveItems[fresh]?.attributesText == "C offline")
+        #expect(Fixture.text(d[1].replica.liveItems[fresh]?.body.secret) == "c")
+        #expect(d[1].replica.liveItems[ref] == nil)
+        #expect(d[1].replica.conflicts.isEmpty)
+
+        // A gets the late edit, then B's tombstone and re-creation.
+        try d[0].replica.apply(edit.bytes)
+        #expect(d[0].replica.conflicts[ref]?.map(\.hash) == [edit.hash])
+        for bytes in d[1].replica.journal.suffix(2) { try d[0].replica.apply(bytes) }
+        #expect(d[0].replica.conflicts.isEmpty)
+        #expect(d[0].replica.liveItems.keys.sorted() == [fresh])
+        #expect(d[0].replica.stateDigest == d[1].replica.stateDigest)
+    }
 }
