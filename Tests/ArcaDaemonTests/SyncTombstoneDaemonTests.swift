@@ -58,4 +58,60 @@ struct SyncTombstoneDaemonTests {
         #expect(circle.synced(0, "after") == "4fter")
         #expect(try circle.digest(0) == circle.digest(1))
     }
+
+    /// A record A wrote over the deleted item's old version (standing in for an edit written
+    /// before the delete was seen): the bytes, after A's delete.
+    private func lateEdit(_ circle: SyncCircle) throws -> [UInt8] {
+        try circle.machines[0].daemon.context(alice).withLock { state throws(HandlerError) -> [UInt8] in
+            guard let session = state.sync,
+                let item = session.replica.items.values.first(where: { $0.winner?.deleted == true }),
+                let old = item.versions.values.first(where: { !$0.deleted })
+            else { throw HandlerError(.internalComponent, "no deleted item on A") }
+            do {
+                let record = try session.replica.write(ref: item.ref, body: old.body, parents: [old.hash])
+                try session.persist()
+                return record.bytes
+            } catch {
+                throw HandlerError(.internalComponent, "\(error)")
+            }
+        }
+    }
+
+    @Test("a late sibling of a buried item is listed and resolved into a fresh live item")
+    func lateSiblingListedAndResolved() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        #expect(circle.addSynced(0, "gone", "g0ne") == .items([]))
+        circle.carry(0, 1)
+        #expect(circle.deleteSynced(0, "gone") == .ok)
+        circle.carry(0, 1)
+        #expect(try items(circle, 1).values.filter(\.buried).count == 1)
+        let late = try lateEdit(circle)
+        #expect(circle.push([SyncFile(kind: .record, author: circle.devices[0], bytes: late)], to: 1).map(\.code) == [
+            .applied
+        ])
+        #expect(circle.synced(1, "gone") == "error -25300")  // a sibling, not a resurrection
+        guard case .syncConflicts(let conflicts) = circle.machines[1].send(.syncConflicts(uid: alice), as: alice),
+            let conflict = conflicts.first
+        else {
+            Issue.record("no conflict listed")
+            return
+        }
+        #expect(conflicts.count == 1)
+        #expect(conflict.versions.map(\.winner) == [false])
+        #expect(conflict.versions.map(\.deleted) == [false])
+        #expect(conflict.versions.first?.attributes[.service] == .string("gone"))
+        let keep = conflict.versions[0].hash
+        #expect(circle.machines[1].send(.syncResolve(uid: alice, item: conflict.item, keep: keep), as: alice) == .ok)
+        #expect(circle.synced(1, "gone") == "g0ne")
+        guard case .syncConflicts(let after) = circle.machines[1].send(.syncConflicts(uid: alice), as: alice) else {
+            Issue.record("no conflicts reply")
+            return
+        }
+        #expect(after.isEmpty)
+        circle.carry(1, 0)
+        #expect(circle.synced(0, "gone") == "g0ne")
+        #expect(try circle.digest(0) == circle.digest(1))
+    }
 }
+
