@@ -74,6 +74,7 @@ extension Daemon {
             let vault = try requireVault(of: state)
             do {
                 let recovery = try vault.enrollRecoveryKey(derivedKey: key)
+                noteRecoveryKey(recovery, state: state)
                 let text = try recovery.printable()
                 Log.notice("uid \(uid): recovery key rotated")
                 return .recoveryKey(text.withUnsafeBytes { Array($0) })

@@ -56,6 +56,7 @@ extension Daemon {
                 } catch {
                     throw HandlerError.vault(error)
                 }
+                noteRecoveryKey(recovery, state: state)
             }
             let items: [PortableItem]
             do { items = try vault.portableItems() } catch { throw HandlerError.vault(error) }

@@ -44,6 +44,8 @@ extension Daemon {
             store: store, signer: identity.signer, circle: circle,
             clockOffsetMilliseconds: config.syncClockOffsetMilliseconds)
         try session.replay()
+        // A circle begun before the recovery key was seen, or by `sync init`: sealed once.
+        if let sealed = try session.sealToRecovery(onlyIfMissing: true) { try session.persist([sealed]) }
         state.sync = session
         return session
     }
@@ -141,6 +143,11 @@ extension Daemon {
             try queueAgain(waiting.filter { Self.waitsForCircle(outcomes[$0]) }.map { files[$0] }, store: store)
             try session.persist(extra)
             let vaultChanged = try applyWinners(session, state: state, vault: vault)
+            // After the winners are written (a delete in this batch is in the vault) and after
+            // this batch's records and heads in the journal: the journal's order is the replay's.
+            if outcomes.contains(where: { $0.code == .applied }), let collected = session.collectTombstones() {
+                try session.persist([collected])
+            }
             if vaultChanged { events.post(uid: state.uid, [.itemsChanged]) }
             // New records or a circle update change this device's head (its acknowledgements) or
             // approvals; a peer's head alone changes nothing here, so the agent is not woken for it.

@@ -100,7 +100,8 @@ extension Daemon {
                 throw Self.syncError(error)
             }
             session.approvals[device] = nil
-            let entries = try session.refreshCircleUpdates()
+            var entries = try session.refreshCircleUpdates()
+            if let sealed = try session.sealToRecovery() { entries.append(sealed) }
             try session.store.saveCircle(session.replica.circle, key: key)
             try session.persist(entries)
             events.post(uid: uid, [.syncChanged])
@@ -158,15 +159,16 @@ extension Daemon {
     }
 
     func syncConflicts(_ session: SyncSession) -> [SyncConflict] {
-        session.replica.conflicts.sorted { $0.key < $1.key }.compactMap { ref, siblings in
-            guard let winner = session.replica.items[ref]?.winner else { return nil }
+        session.replica.conflicts.sorted { $0.key < $1.key }.map { ref, siblings in
+            // A buried item (its tombstone collected) has no winner: only its late siblings.
+            let winner = session.replica.items[ref]?.winner
             return SyncConflict(
                 item: ref.bytes,
-                versions: ([winner] + siblings).map { v in
+                versions: ((winner.map { [$0] } ?? []) + siblings).map { v in
                     let item = Self.portable(v)
                     return SyncVersion(
                         hash: v.hash.bytes, author: v.header.author.bytes, clockMillis: v.header.clock.wallMillis,
-                        winner: v.hash == winner.hash, deleted: v.deleted,
+                        winner: v.hash == winner?.hash, deleted: v.deleted,
                         attributes: item.map {
                             ItemMapping.attributeMap($0.attributes, itemClass: $0.itemClass)
                         } ?? [:])

@@ -77,6 +77,8 @@ final class SyncSession {
                 }
             case .approval(let device, let bytes):
                 if let id = try? DeviceID(device) { approvals[id] = bytes }
+            case .collected(let refs):
+                replica.bury(Self.refs(refs))
             case .queued:
                 continue
             }
@@ -146,7 +148,7 @@ final class SyncSession {
     }
 
     /// Merges a circle update signed by a member: new members, removals (the earliest
-    /// cut-off stays), newer epoch keys. Never un-removes a device.
+    /// cut-off stays), epoch keys. Never un-removes a device.
     func merge(_ update: Circle) {
         for (device, member) in update.members {
             replica.circle.approve(device)
@@ -154,8 +156,24 @@ final class SyncSession {
             let mine = replica.circle.members[device]?.removedAfter
             if mine == nil || cutoff < mine ?? 0 { try? replica.circle.remove(device, lastAccepted: cutoff) }
         }
-        if let key = try? update.key(epoch: update.currentEpoch) {
-            replica.circle.addEpochKey(key, epoch: update.currentEpoch)
+        // Every key the update carries: a member approved after a rotation opens older records too.
+        for epoch in update.epochs {
+            if let key = try? update.key(epoch: epoch) { replica.circle.addEpochKey(key, epoch: epoch) }
+        }
+    }
+
+    /// Collects the tombstones every member acknowledged; the journal entry to append after
+    /// this batch's records, or nil.
+    func collectTombstones() -> SyncEntry? {
+        let refs = replica.collectTombstones()
+        guard !refs.isEmpty else { return nil }
+        Log.info("uid \(store.uid): sync: \(refs.count) tombstones collected")
+        return .collected(refs.flatMap(\.bytes))
+    }
+
+    static func refs(_ bytes: [UInt8]) -> [ItemRef] {
+        stride(from: 0, to: bytes.count - bytes.count % 16, by: 16).compactMap {
+            try? ItemRef(Array(bytes[$0..<$0 + 16]))
         }
     }
 

@@ -13,6 +13,9 @@ enum SyncEntry: Equatable {
     case head([UInt8])
     /// An approval (or circle update) this device publishes for `device`; the last one wins.
     case approval(device: [UInt8], bytes: [UInt8])
+    /// Items whose tombstones were collected here (16-byte refs): replayed where they stand, so
+    /// the records before them are buried and later ones for those items come as siblings.
+    case collected([UInt8])
     /// A pushed file kept while the vault was locked.
     case queued(kind: UInt8, author: [UInt8], bytes: [UInt8])
 }
@@ -24,8 +27,9 @@ enum SyncEntry: Equatable {
 ///   under `Vault.syncStateKey()` with "arca.sync-circle.v1" ‖ uid as associated data;
 ///   rewritten atomically (temporary file, fsync, rename).
 /// - `<uid>.joining`: the 32-byte id of the member expected to approve this device.
-/// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval) | u32 length |
-///   bytes` (an approval's bytes start with the 32-byte device). Records and heads are signed
+/// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval, 5 collected) |
+///   u32 length | bytes` (an approval's bytes start with the 32-byte device; a collection's are
+///   16-byte item refs). Records and heads are signed
 ///   ciphertext already; a torn last entry (a crash mid-append) is ignored.
 /// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
 ///   for an unlock; removed once applied.
@@ -120,6 +124,7 @@ struct SyncStore {
             case .head(let b): (kind, body) = (2, b)
             case .approval(let device, let b): (kind, body) = (3, device + b)
             case .queued(let k, let author, let b): (kind, body) = (4, [k] + author + b)
+            case .collected(let refs): (kind, body) = (5, refs)
             }
             bytes += [kind] + Self.be32(UInt32(body.count)) + body
         }
@@ -149,6 +154,7 @@ struct SyncStore {
             case 3 where body.count >= 32: out.append(.approval(device: Array(body[..<32]), bytes: Array(body[32...])))
             case 4 where body.count >= 33:
                 out.append(.queued(kind: body[0], author: Array(body[1..<33]), bytes: Array(body[33...])))
+            case 5 where body.count % 16 == 0: out.append(.collected(body))
             default: throw HandlerError(.decode, "\(path) holds an unknown entry; refused")
             }
         }
@@ -159,7 +165,7 @@ struct SyncStore {
 
     /// Removes every sync file of the user (tests, and a user deleted from the machine).
     func removeAll() throws(HandlerError) {
-        for path in [circlePath, joiningPath, journalPath, queuePath] { try remove(path) }
+        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath] { try remove(path) }
     }
 
     // MARK: Files

@@ -58,6 +58,9 @@ public struct Circle: Sendable {
         currentEpoch = max(currentEpoch, epoch)
     }
 
+    /// The epochs whose keys this device holds, oldest first.
+    public var epochs: [UInt32] { epochKeys.keys.sorted() }
+
     /// The key of `epoch`, or `SyncError.unknownEpoch`.
     public func key(epoch: UInt32) throws -> SecretBytes {
         guard let key = epochKeys[epoch] else { throw SyncError.unknownEpoch(epoch) }

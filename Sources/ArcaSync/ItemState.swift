@@ -60,6 +60,9 @@ public struct ItemState: Sendable {
         return heads.filter { $0.hash != w && !$0.deleted }
     }
 
+    /// Whether the winner is a tombstone with no sibling left: what collection may bury.
+    var isLoneTombstone: Bool { winner?.deleted == true && siblings.isEmpty }
+
     /// Whether the item exists (its winner is not a tombstone).
     public var isLive: Bool { winner.map { !$0.deleted } ?? false }
 }

@@ -32,12 +32,15 @@ extension SyncReplica {
     }
 
     /// Deleted items without siblings whose every version every other active member has
-    /// acknowledged in its head: no member can still send a record that names them as parent
-    /// unseen, so their versions can go.
+    /// acknowledged in its head, once every record those heads announced is applied here: an
+    /// edit a member wrote before it saw the delete lies below its acknowledging head, and,
+    /// applied, makes the item live or a sibling (here as there), so it is never collected
+    /// from under it. No member can then still send a record naming the item unseen.
     public var collectableTombstones: [ItemRef] {
         let others = circle.activeDevices.filter { $0 != device }
+        guard others.allSatisfy({ appliedSeq(of: $0) >= (announced[$0] ?? 0) }) else { return [] }
         return items.values.filter { item in
-            guard let w = item.winner, w.deleted, item.siblings.isEmpty else { return false }
+            guard item.isLoneTombstone else { return false }
             return item.versions.values.allSatisfy { v in
                 others.allSatisfy { m in
                     m == v.header.author || (acknowledgements[m]?[v.header.author] ?? 0) >= v.header.seq
@@ -46,11 +49,23 @@ extension SyncReplica {
         }.map(\.ref).sorted()
     }
 
-    /// Buries every collectable tombstone; returns their refs.
+    /// Buries every collectable tombstone (drops its versions); returns their refs, which the
+    /// caller journals after the records applied so far: `bury(_:)` replays them there.
     @discardableResult
     public mutating func collectTombstones() -> [ItemRef] {
-        let refs = collectableTombstones
-        for ref in refs { items[ref]?.bury() }
-        return refs
+        bury(collectableTombstones)
+    }
+
+    /// Buries `refs` where a restart's replay of the journal reaches the burial it recorded,
+    /// whatever heads are replayed later: the replica is then the one that was saved. A ref
+    /// that is not a lone tombstone here is left alone. Returns the refs buried.
+    @discardableResult
+    public mutating func bury(_ refs: [ItemRef]) -> [ItemRef] {
+        var buried: [ItemRef] = []
+        for ref in refs where items[ref]?.isLoneTombstone == true {
+            items[ref]?.bury()
+            buried.append(ref)
+        }
+        return buried
     }
 }

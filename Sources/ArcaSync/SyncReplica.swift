@@ -36,7 +36,8 @@ public struct SyncReplica: Sendable {
     public private(set) var clock: HybridLogicalClock
     private var logs: [DeviceID: AuthorLog] = [:]
     private var pending: [DeviceID: [UInt64: SyncRecord]] = [:]
-    private var announced: [DeviceID: UInt64] = [:]
+    /// The sequence number each peer's last accepted head announced.
+    var announced: [DeviceID: UInt64] = [:]
     var acknowledgements: [DeviceID: [DeviceID: UInt64]] = [:]
     /// Every item this replica holds, buried ones included.
     public internal(set) var items: [ItemRef: ItemState] = [:]
@@ -181,9 +182,18 @@ public struct SyncReplica: Sendable {
     }
 
     /// Resolves a conflict by keeping version `keep`: a record with its content that supersedes every head.
+    /// A buried item has no winner left to supersede on every replica (some may not have collected it
+    /// yet), so its kept sibling is re-created under a fresh ref, which no old tombstone can kill, and
+    /// a tombstone over the late heads clears the sibling; the re-creation is returned.
     public mutating func resolve(_ ref: ItemRef, keeping keep: Digest) throws -> SyncRecord {
         guard let item = items[ref], let kept = item.versions[keep] else { throw SyncError.notFound }
-        return try write(ref: ref, body: kept.body, deleted: kept.deleted, parents: item.heads.map(\.hash))
+        guard item.buried else {
+            return try write(ref: ref, body: kept.body, deleted: kept.deleted, parents: item.heads.map(\.hash))
+        }
+        let tombstone = try write(
+            ref: ref, body: RecordBody(attributes: [], secret: nil), deleted: true, parents: item.heads.map(\.hash))
+        guard !kept.deleted else { return tombstone }
+        return try create(kept.body).1
     }
 
     /// This device's signed head: its log's end and what it has applied of everyone else.

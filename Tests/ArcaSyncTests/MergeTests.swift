@@ -120,30 +120,4 @@ import Testing
         #expect(Fixture.text(d[1].replica.liveItems[second]?.body.secret) == "new")
         #expect(throws: SyncError.notFound) { _ = try d[1].replica.delete(first) }
     }
-
-    /// Tombstones go once every other member acknowledged them; an edit C wrote before it saw
-    /// the delete, arriving after the collection, is a sibling and never a resurrection.
-    @Test func tombstonesAreCollectedOnlyWhenAcknowledged() throws {
-        var d = Fixture.circle(3)
-        let (ref, created) = try d[0].replica.create(Fixture.body("v1", "one"))
-        try d[1].replica.apply(created.bytes)
-        try d[2].replica.apply(created.bytes)
-        let lateEdit = try d[2].replica.write(ref: ref, body: Fixture.body("C offline", "c"))
-        let delete = try d[0].replica.delete(ref)
-        try d[1].replica.apply(delete.bytes)
-        try d[2].replica.apply(delete.bytes)
-        #expect(d[1].replica.collectableTombstones == [])  // no head from A or C yet
-        try d[1].replica.observe(head: d[0].replica.head().bytes)
-        #expect(d[1].replica.collectableTombstones == [])  // C has not acknowledged A's records
-        let headC = try d[2].replica.head()
-        #expect(headC.acknowledgements[d[0].id] == 2)
-        try d[1].replica.observe(head: headC.bytes)
-        #expect(d[1].replica.collectableTombstones == [ref])
-        #expect(d[1].replica.collectTombstones() == [ref])
-        #expect(d[1].replica.items[ref]?.buried == true)
-        #expect(d[1].replica.items[ref]?.versions.isEmpty == true)
-        #expect(try d[1].replica.apply(lateEdit.bytes) == .applied(ref, clockAhead: false))
-        #expect(d[1].replica.liveItems[ref] == nil)
-        #expect(d[1].replica.conflicts[ref]?.map(\.attributesText) == ["C offline"])
-    }
 }
