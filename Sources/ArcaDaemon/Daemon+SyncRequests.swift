@@ -37,7 +37,7 @@ extension Daemon {
         case .syncConflicts(let uid):
             try authorize(peer, for: uid)
             return try withSync(uid) { state, vault, key throws(HandlerError) -> Reply in
-                .syncConflicts(try syncConflicts(try requireSyncSession(state, vault: vault, key: key)))
+                .syncConflicts(syncConflicts(try requireSyncSession(state, vault: vault, key: key)))
             }
         case .syncResolve(let uid, let item, let keep):
             try authorize(peer, for: uid)
