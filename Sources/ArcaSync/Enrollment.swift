@@ -80,7 +80,9 @@ public enum Enrollment {
         let signed = Array(approval.dropLast(SigningKey.signatureLength))
         var r = ByteReader(signed)
         let version = try r.raw(4, "magic")
-        let domains = recovery ? [RecoverySeal.magic: RecoverySeal.signatureDomain]
+        let domains =
+            recovery
+            ? [RecoverySeal.magic: RecoverySeal.signatureDomain]
             : [magic: signatureDomain, magicV1: signatureDomainV1]
         guard let domain = domains[version] else {
             throw SyncError.malformed(recovery ? "not a recovery seal" : "not an approval")

@@ -26,8 +26,9 @@ struct SyncRecoveryDaemonTests {
         defer { circle.cleanUp() }
         #expect(circle.addSynced(0, "old", "epoch-0") == .items([]))
         circle.exchangeAll()
-        guard case .recoveryKey(let text) = circle.machines[0].send(
-            .rotateRecoveryKey(uid: alice, key: circle.keys[0]), as: alice)
+        guard
+            case .recoveryKey(let text) = circle.machines[0].send(
+                .rotateRecoveryKey(uid: alice, key: circle.keys[0]), as: alice)
         else {
             Issue.record("rotate failed")
             return
@@ -45,8 +46,9 @@ struct SyncRecoveryDaemonTests {
         }
         #expect(try RecoverySeal.open(first, from: DeviceID(a), recoveryKey: recovery.key).epochs == [0])
 
-        guard case .syncRemoval(let removal) = circle.machines[0].send(
-            .syncRemove(uid: alice, device: circle.devices[1]), as: alice)
+        guard
+            case .syncRemoval(let removal) = circle.machines[0].send(
+                .syncRemove(uid: alice, device: circle.devices[1]), as: alice)
         else {
             Issue.record("remove failed")
             return

@@ -87,9 +87,10 @@ struct SyncTombstoneDaemonTests {
         circle.carry(0, 1)
         #expect(try items(circle, 1).values.filter(\.buried).count == 1)
         let late = try lateEdit(circle)
-        #expect(circle.push([SyncFile(kind: .record, author: circle.devices[0], bytes: late)], to: 1).map(\.code) == [
-            .applied
-        ])
+        #expect(
+            circle.push([SyncFile(kind: .record, author: circle.devices[0], bytes: late)], to: 1).map(\.code) == [
+                .applied
+            ])
         #expect(circle.synced(1, "gone") == "error -25300")  // a sibling, not a resurrection
         guard case .syncConflicts(let conflicts) = circle.machines[1].send(.syncConflicts(uid: alice), as: alice),
             let conflict = conflicts.first
@@ -114,4 +115,3 @@ struct SyncTombstoneDaemonTests {
         #expect(try circle.digest(0) == circle.digest(1))
     }
 }
-
