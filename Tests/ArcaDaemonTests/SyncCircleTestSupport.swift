@@ -83,6 +83,16 @@ final class SyncCircle {
         }
     }
 
+    /// Machine 0 removes machine `index` from the circle; nil (and a recorded issue) if arcad refused.
+    func remove(_ index: Int) -> SyncRemoval? {
+        guard case .syncRemoval(let removal) = machines[0].send(.syncRemove(uid: uid, device: devices[index]), as: uid)
+        else {
+            Issue.record("remove failed")
+            return nil
+        }
+        return removal
+    }
+
     func status(_ index: Int) -> SyncStatus? {
         guard case .syncStatus(let s) = machines[index].send(.syncStatus(uid: uid), as: uid) else { return nil }
         return s

@@ -18,13 +18,7 @@ struct SyncEpochJoinDaemonTests {
         defer { circle.cleanUp() }
         #expect(circle.addSynced(0, "old", "epoch-0") == .items([]))
         circle.exchangeAll()
-        guard
-            case .syncRemoval(let removal) = circle.machines[0].send(
-                .syncRemove(uid: alice, device: circle.devices[1]), as: alice)
-        else {
-            Issue.record("remove failed")
-            return
-        }
+        guard let removal = circle.remove(1) else { return }
         #expect(removal.epoch == 1)
         #expect(circle.addSynced(0, "new", "epoch-1") == .items([]))
         let c = try TestDaemon()

@@ -46,13 +46,7 @@ struct SyncRecoveryDaemonTests {
         }
         #expect(try RecoverySeal.open(first, from: DeviceID(a), recoveryKey: recovery.key).epochs == [0])
 
-        guard
-            case .syncRemoval(let removal) = circle.machines[0].send(
-                .syncRemove(uid: alice, device: circle.devices[1]), as: alice)
-        else {
-            Issue.record("remove failed")
-            return
-        }
+        guard let removal = circle.remove(1) else { return }
         #expect(removal.epoch == 1)
         guard let second = published(circle, 0, for: publicKey) else {
             Issue.record("no recovery seal after the removal")

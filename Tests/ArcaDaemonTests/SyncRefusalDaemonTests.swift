@@ -95,13 +95,7 @@ struct SyncRefusalDaemonTests {
         circle.addSynced(2, "from-c", "before")
         circle.exchangeAll()
         #expect(circle.synced(1, "from-c") == "before")
-        guard
-            case .syncRemoval(let removal) = circle.machines[0].send(
-                .syncRemove(uid: alice, device: circle.devices[2]), as: alice)
-        else {
-            Issue.record("remove failed")
-            return
-        }
+        guard let removal = circle.remove(2) else { return }
         #expect(removal.epoch == 1)
         #expect(removal.seenItems == ["from-c/alice"])
         // C, not knowing yet, writes again; A tells B about the removal.
