@@ -53,12 +53,13 @@ extension Vault {
     /// Every item that may leave this machine (not ThisDeviceOnly), both classes, with
     /// attributes and secrets. Both portable classes must be unlocked, else `locked`: a
     /// backup that silently left out the whenUnlocked items would look complete.
-    public func portableItems() throws -> [PortableItem] {
+    /// `synchronizable: .yes` reads (and decrypts) only the synchronizable ones, as sync needs.
+    public func portableItems(synchronizable: SynchronizableMatch = .any) throws -> [PortableItem] {
         guard unlockedClasses.isSuperset(of: [.whenUnlocked, .afterFirstUnlock]) else { throw VaultError.locked }
         var out: [PortableItem] = []
         for itemClass in ItemClass.allCases {
             let query = Query(
-                itemClass, synchronizable: .any, matchLimit: .all, returnData: true, returnAttributes: true)
+                itemClass, synchronizable: synchronizable, matchLimit: .all, returnData: true, returnAttributes: true)
             let results: [ItemResult]
             do { results = try copyMatching(query) } catch VaultError.itemNotFound { continue }
             for r in results {

@@ -37,7 +37,7 @@ extension PortableItem {
 extension Vault {
     /// Every synchronizable item (both portable classes must be unlocked, else `locked`).
     public func synchronizableItems() throws -> [PortableItem] {
-        try portableItems().filter(\.isSynchronizable)
+        try portableItems(synchronizable: .yes).filter(\.isSynchronizable)
     }
 
     /// Writes a merged winner: replaces the item with its primary key (or adds it), keeping
