@@ -101,11 +101,7 @@ extension Daemon {
                 throw HandlerError.vault(error)
             }
             let changed = (counts[.added] ?? 0) + (counts[.replaced] ?? 0)
-            if changed > 0 {
-                for kernelClass in state.lock.loadedClasses where !publish(kernelClass, state: state, vault: vault) {
-                    throw HandlerError(.internalComponent, "the imported items could not be put in the kernel")
-                }
-            }
+            if changed > 0 { try republishLoaded(state: state, vault: vault) }
             Log.info("uid \(uid): backup imported, \(changed) items added or replaced")
             return .importSummary(
                 added: counts[.added] ?? 0, replaced: counts[.replaced] ?? 0, unchanged: counts[.unchanged] ?? 0)
