@@ -142,6 +142,7 @@ struct KeyParking: Sendable {
                 let keys = try? key.read()
             else { continue }
             restored.append((uid, keys))
+            parked.set(uid, key)  // the next park after a restart updates it in place too
         }
         return restored
     }
