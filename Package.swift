@@ -202,7 +202,9 @@ let package = Package(
 
         // The per-user sync agent (ARCHITECTURE §12): carries ciphertext between the user's Syncthing
         // folder and arcad, and sets Syncthing up over its loopback REST API. `arca sync VERB` execs it.
-        .target(name: "ArcaSyncAgent", dependencies: ["ArcaSystem", "ArcaProtocol", "ArcaClient", "ArcaSync"]),
+        .target(
+            name: "ArcaSyncAgent",
+            dependencies: ["ArcaSystem", "ArcaThreads", "ArcaProtocol", "ArcaClient", "ArcaSync"]),
         .executableTarget(
             name: "arca-sync", dependencies: ["ArcaSyncAgent"], linkerSettings: staticFoundationExecutable),
         .testTarget(name: "ArcaSyncAgentTests", dependencies: ["ArcaSyncAgent"]),

@@ -1,4 +1,5 @@
 import ArcaSync
+import ArcaThreads
 import Dispatch
 
 #if canImport(Glibc)
@@ -24,8 +25,13 @@ extension SyncSetup {
         let wake = DispatchSemaphore(value: 1)
         let socket = self.socket
         let uid = self.uid
-        Thread.start { Self.watchSyncthing(client, own: device, wake: wake) }
-        Thread.start { Self.watchArcad(socket: socket, uid: uid, wake: wake) }
+        do {
+            try DetachedThread.start { Self.watchSyncthing(client, own: device, wake: wake) }
+            try DetachedThread.start { Self.watchArcad(socket: socket, uid: uid, wake: wake) }
+        } catch {
+            // Without both watchers the agent would never wake for one of its sources.
+            throw .arcad("cannot start a watcher thread: \(error)")
+        }
         var failures = 0
         while true {
             wake.wait()
