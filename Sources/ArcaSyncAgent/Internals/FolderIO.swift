@@ -15,13 +15,28 @@ enum FolderIO {
         do throws(Errno) {
             try bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try fd.writeAll(raw) } }.get()
             guard fsync(fd.rawValue) == 0 else { throw Errno(rawValue: errno) }
-            fd.close()
-            guard rename(temporary, path) == 0 else { throw Errno(rawValue: errno) }
         } catch {
             fd.close()
             _ = unlink(temporary)
             throw error
         }
+        fd.close()
+        guard rename(temporary, path) == 0 else {
+            let error = Errno(rawValue: errno)
+            _ = unlink(temporary)
+            throw error
+        }
+        try syncDirectory(of: path)
+    }
+
+    /// Makes a rename into `path`'s directory durable (fsync of the directory), as arcad's
+    /// own state files are: without it a crash can lose a record the agent reported written.
+    private static func syncDirectory(of path: String) throws(Errno) {
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let fd = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
+        defer { fd.close() }
+        guard fsync(fd.rawValue) == 0 else { throw Errno(rawValue: errno) }
     }
 
     /// The whole file at `path` if it is a regular file of at most `limit` bytes (no symlinks).
