@@ -68,6 +68,9 @@ let package = Package(
         // Detached threads for the daemons (arcad, arca-secretd); apart from ArcaSystem,
         // which the PAM module links and which must not bring pthread_create into it.
         .target(name: "ArcaThreads", dependencies: ["ArcaSystem"]),
+        // Linked only into `arca` and pam_arca.so: argv for the Swift runtime without the
+        // runtime's start-up read of /proc/self/maps (arguments.c says why and how).
+        .target(name: "CArcaStartup"),
 
         // Core modules.
         .target(name: "ArcaCrypto", dependencies: ["ArcaSystem", "CSodium"]),
@@ -99,13 +102,14 @@ let package = Package(
         // (libstdc++ symbol lookups, page faults) before main; `arca get` must stay
         // close to `keyctl print` (bench/cli).
         .executableTarget(
-            name: "arca", dependencies: ["ArcaCLI"], linkerSettings: [.unsafeFlags(["-static-executable"])]),
+            name: "arca", dependencies: ["ArcaCLI", "CArcaStartup"],
+            linkerSettings: [.unsafeFlags(["-static-executable"])]),
 
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
         // is safe inside a module that libpam loads into any process that may fork.
         .target(name: "ArcaPAM", dependencies: ["CPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto"]),
-        .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM"], linkerSettings: pamModuleLinkage),
+        .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM", "CArcaStartup"], linkerSettings: pamModuleLinkage),
 
         // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
         .executableTarget(
