@@ -82,7 +82,6 @@ extension PAMModule {
     /// calibrated here, not in auth (see `AuthStash.Plan.enroll`).
     private func enroll(user: String, uid: UInt32, password: SecretBytes) throws(ModuleError) {
         guard options.autoEnroll else { return }
-        transport.disconnect()
         let parameters: KDFParameters
         do {
             parameters = try calibrate()
