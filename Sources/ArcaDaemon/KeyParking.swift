@@ -81,9 +81,16 @@ struct KeyParking: Sendable {
     /// Parks `keys` for `uid`, or removes what is parked when `keys` is nil.
     func park(uid: UInt32, keys: SecretBytes?) {
         guard let keys else {
+            let cached = parked.get(uid)
             parked.set(uid, nil)
             if let ring = ring(create: false) {
-                if let key = try? ring.search(type: "user", description: keyDescription(uid)) { try? key.invalidate() }
+                // The key this process parked, if it still is that key; else a search (parked
+                // by an earlier arcad and not restored, or replaced under us).
+                if let cached, isParkedKey(cached, uid: uid) {
+                    try? cached.invalidate()
+                } else if let key = try? ring.search(type: "user", description: keyDescription(uid)) {
+                    try? key.invalidate()
+                }
                 // Nobody parked: drop the ring too, so root's keyring does not collect
                 // one empty ring per arcad state directory ever used.
                 if (try? ring.links())?.allSatisfy({ (try? $0.describe()) == nil || $0 == ring }) ?? false {
@@ -120,15 +127,22 @@ struct KeyParking: Sendable {
     /// description. A serial whose key was invalidated by someone else (and whose number
     /// the kernel may since have given to another key) is never written.
     private func updateInPlace(_ serial: KeySerial, uid: UInt32, keys: SecretBytes) -> Bool {
-        guard let info = try? serial.describe(), info.type == "user", info.uid == 0,
-            info.permissions == Self.permissions.rawValue, info.description == keyDescription(uid)
-        else { return false }
+        guard isParkedKey(serial, uid: uid) else { return false }
         do {
             try serial.update(keys)
             return true
         } catch {
             return false
         }
+    }
+
+    /// Whether `serial` still names the key parked for `uid`: root-owned, of type `user`,
+    /// with the parking permissions and description (an invalidated key's number may
+    /// since have been given to another key).
+    private func isParkedKey(_ serial: KeySerial, uid: UInt32) -> Bool {
+        guard let info = try? serial.describe() else { return false }
+        return info.type == "user" && info.uid == 0 && info.permissions == Self.permissions.rawValue
+            && info.description == keyDescription(uid)
     }
 
     /// Every parked uid with its keys.
