@@ -31,13 +31,14 @@ extension Daemon {
         case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
             .importItems(let uid, _, _), .lock(let uid, _), .syncInit(let uid):
             return uid
-        case .openSession(let opening): return opening.uid
         case .lockAll:
             return nil  // every user: see syncAfter
         case .addAttributeItem, .updateAttributeItem, .deleteAttributeItem:
             // arca-secretd's items are never synchronizable (Vault+AttributeItems).
             return nil
-        case .status, .kdfParameters, .enroll, .closeSession, .copyMatching, .changePassword,
+        // openSession never unlocks (UserLockState.openSession has no effects): a login's
+        // refresh runs once, after its loginUnlock.
+        case .status, .kdfParameters, .enroll, .openSession, .closeSession, .copyMatching, .changePassword,
             .passwordReset, .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants,
             .searchAttributeItems, .getAttributeItems, .waitEvents, .searchAttributeReferences, .collectionSettings,
             .confirmCandidate, .exportItems, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove,
