@@ -92,12 +92,16 @@ public final class SecretBytes: @unchecked Sendable {
     }
 
     /// Borrows the secret bytes for the duration of `body`. Do not let the pointer escape.
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    /// Throws what `body` throws, with its type: a caller whose body throws one error
+    /// type gets that type back without wrapping it in a `Result`.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: storage, count: count))
     }
 
-    /// Borrows the secret bytes mutably for the duration of `body`.
-    public func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+    /// Borrows the secret bytes mutably for the duration of `body`; throws what `body` throws.
+    public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
+        -> R
+    {
         try body(UnsafeMutableRawBufferPointer(start: storage, count: count))
     }
 

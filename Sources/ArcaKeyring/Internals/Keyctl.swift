@@ -38,25 +38,19 @@ enum Keyctl {
         guard let secret else {
             return try addKey(type: type, description: description, payload: nil, keyring: keyring)
         }
-        return try secret.withUnsafeBytes { bytes in
-            Result { () throws(KeyringErrno) -> Int32 in
-                try addKey(type: type, description: description, payload: bytes, keyring: keyring)
-            }
-        }.get()
+        return try secret.withUnsafeBytes { (bytes) throws(KeyringErrno) -> Int32 in
+            try addKey(type: type, description: description, payload: bytes, keyring: keyring)
+        }
     }
 
     /// `read` into secure storage; returns the payload's full length.
     static func read(_ key: Int32, into secret: SecretBytes) throws(KeyringErrno) -> Int {
-        try secret.withUnsafeMutableBytes { bytes in
-            Result { () throws(KeyringErrno) -> Int in try read(key, into: bytes) }
-        }.get()
+        try secret.withUnsafeMutableBytes { (bytes) throws(KeyringErrno) -> Int in try read(key, into: bytes) }
     }
 
     /// `update` from secure storage.
     static func update(_ key: Int32, secret: SecretBytes) throws(KeyringErrno) {
-        try secret.withUnsafeBytes { bytes in
-            Result { () throws(KeyringErrno) in try update(key, payload: bytes) }
-        }.get()
+        try secret.withUnsafeBytes { (bytes) throws(KeyringErrno) in try update(key, payload: bytes) }
     }
 
     /// Reads a key's payload into `buffer`; returns the payload's full length, which
@@ -124,11 +118,9 @@ enum Keyctl {
         var buffer = [CChar](repeating: 0, count: 4_352)
         while true {
             let capacity = buffer.count
-            let length = try buffer.withUnsafeMutableBufferPointer { pointer in
-                Result { () throws(KeyringErrno) -> Int in
-                    try retryingOnInterrupt { keyctl_describe(key, pointer.baseAddress, capacity) }
-                }
-            }.get()
+            let length = try buffer.withUnsafeMutableBufferPointer { (pointer) throws(KeyringErrno) -> Int in
+                try retryingOnInterrupt { keyctl_describe(key, pointer.baseAddress, capacity) }
+            }
             if length <= capacity {
                 let bytes = buffer.prefix(max(0, length - 1)).map { UInt8(bitPattern: $0) }
                 return String(decoding: bytes, as: UTF8.self)
@@ -163,9 +155,10 @@ enum Keyctl {
         var capacity = 64
         while true {
             var serials = [Int32](repeating: 0, count: capacity)
-            let length = try serials.withUnsafeMutableBytes { raw in
-                Result { () throws(KeyringErrno) -> Int in try read(keyring, into: raw) }
-            }.get()
+            // Through the buffer pointer: Array's withUnsafeMutableBytes only rethrows untyped.
+            let length = try serials.withUnsafeMutableBufferPointer { (pointer) throws(KeyringErrno) -> Int in
+                try read(keyring, into: UnsafeMutableRawBufferPointer(pointer))
+            }
             let count = length / MemoryLayout<Int32>.size
             if count <= capacity { return Array(serials.prefix(count)) }
             capacity = count + 16
@@ -179,18 +172,7 @@ enum Keyctl {
         while true {
             let secret: SecretBytes
             do { secret = try SecretBytes(count: length) } catch { throw KeyringErrno.noMemory }
-            // Not through `Result`: the first Result<Int, KeyringErrno> makes the static
-            // runtime scan every protocol conformance in `arca` (1.7% of an `arca get`).
-            var failure: KeyringErrno?
-            let actual = secret.withUnsafeMutableBytes { buffer -> Int in
-                do throws(KeyringErrno) {
-                    return try read(key, into: buffer)
-                } catch {
-                    failure = error
-                    return 0
-                }
-            }
-            if let failure { throw failure }
+            let actual = try read(key, into: secret)
             if actual == length { return secret }
             if actual < length {
                 do { return try secret.slice(0..<actual) } catch { throw KeyringErrno.noMemory }
