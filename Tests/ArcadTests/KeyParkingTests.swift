@@ -8,7 +8,8 @@ import Testing
 /// The keys arcad parks in root's `@u` across a restart: after the first park of a
 /// uid, each lock change replaces the payload of the same key (`keyctl_update`, one
 /// call, the old payload zeroed by the kernel) instead of staging a new key and
-/// invalidating the old one; a key someone else invalidated is parked anew.
+/// invalidating the old one; a key someone else invalidated is parked anew; lock --all
+/// drops what is parked.
 @Suite("arcad binary: parked keys updated in place (root, real kernel)", .serialized)
 struct KeyParkingTests {
     func purge(_ user: TestUser) { _ = KeyringLayout().purge(user: user.uid) }
@@ -69,5 +70,32 @@ struct KeyParkingTests {
             #expect(second != first)
             #expect(try second.describe().permissions == 0x003f_0000)
         }
+    }
+
+    @Test("lock --all drops the parked key (the serial arcad parked) and the emptied ring; a restart restores nothing")
+    func lockAllDropsTheParkedKey() throws {
+        try withThrowawayUsers(1, prefix: "perf16p", cleanup: purge) { users in
+            let alice = users[0]
+            let arcad = try ArcadProcess()
+            defer { arcad.stop() }
+            #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
+            let parked = try parkedKey(arcad, alice.uid)
+            let ring = try #require(try ringOf(arcad), "no parked ring")
+            #expect(try arcad.send(.lockAll) == .ok)
+            #expect(throws: KeyringErrno.self, "the parked key survived lock --all") { try parked.describe() }
+            #expect(throws: KeyringErrno.self, "the emptied ring stayed in root's @u") { try ring.describe() }
+            #expect(try ringOf(arcad) == nil)
+            arcad.kill9()
+            try arcad.start()
+            #expect(try unlocked(arcad, alice.uid) == [])
+        }
+    }
+
+    /// The ring arcad parks in, found in root's `@u`; nil if there is none.
+    func ringOf(_ arcad: ArcadProcess) throws -> KeySerial? {
+        let digest = try KeyedHash.blake2b(Array(arcad.stateDirectory.utf8), outputLength: 16)
+        let tag = digest.prefix(6).map { String(format: "%02x", $0) }.joined()
+        let search = try run(["keyctl", "search", "@u", "keyring", "arcad:parked:\(tag)"])
+        return Int32(search.stdout).map(KeySerial.init(rawValue:))
     }
 }
