@@ -14,12 +14,33 @@ import Testing
 struct KeyParkingTests {
     func purge(_ user: TestUser) { _ = KeyringLayout().purge(user: user.uid) }
 
+    /// The description of the ring `arcad` parks in (its state directory's tag).
+    func parkingRing(_ arcad: ArcadProcess) throws -> String {
+        let digest = try KeyedHash.blake2b(Array(arcad.stateDirectory.utf8), outputLength: 16)
+        return "arcad:parked:" + digest.prefix(6).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// The serial of the key `arcad` parked for `uid`, found as root.
     func parkedKey(_ arcad: ArcadProcess, _ uid: UInt32) throws -> KeySerial {
-        let digest = try KeyedHash.blake2b(Array(arcad.stateDirectory.utf8), outputLength: 16)
-        let tag = digest.prefix(6).map { String(format: "%02x", $0) }.joined()
-        let search = try run(["keyctl", "search", "@u", "user", "arcad:parked:\(tag):\(uid)"])
+        let search = try run(["keyctl", "search", "@u", "user", "\(try parkingRing(arcad)):\(uid)"])
         return KeySerial(rawValue: try #require(Int32(search.stdout), "no parked key: \(search.stderr)"))
+    }
+
+    /// The ring arcad parks in, found in root's `@u`; nil if there is none.
+    func ringOf(_ arcad: ArcadProcess) throws -> KeySerial? {
+        let search = try run(["keyctl", "search", "@u", "keyring", try parkingRing(arcad)])
+        return Int32(search.stdout).map(KeySerial.init(rawValue:))
+    }
+
+    /// arcad with a throwaway user enrolled: both classes held and parked.
+    func withEnrolledUser(_ body: (ArcadProcess, TestUser) throws -> Void) throws {
+        try withThrowawayUsers(1, prefix: "perf16p", cleanup: purge) { users in
+            let arcad = try ArcadProcess()
+            defer { arcad.stop() }
+            #expect(
+                try arcad.send(.enroll(uid: users[0].uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
+            try body(arcad, users[0])
+        }
     }
 
     func payload(_ key: KeySerial) throws -> [UInt8] { try key.read().withUnsafeBytes { Array($0) } }
@@ -35,12 +56,7 @@ struct KeyParkingTests {
         _ between: (ArcadProcess, TestUser, KeySerial) throws -> Void,
         _ check: (ArcadProcess, TestUser, KeySerial) throws -> Void
     ) throws {
-        try withThrowawayUsers(1, prefix: "perf16p", cleanup: purge) { users in
-            let alice = users[0]
-            let arcad = try ArcadProcess()
-            defer { arcad.stop() }
-            #expect(
-                try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
+        try withEnrolledUser { arcad, alice in
             let first = try parkedKey(arcad, alice.uid)
             try between(arcad, alice, first)
             #expect(try arcad.send(.lock(uid: alice.uid, classes: .whenUnlocked)) == .ok)
@@ -74,11 +90,7 @@ struct KeyParkingTests {
 
     @Test("lock --all drops the parked key (the serial arcad parked) and the emptied ring; a restart restores nothing")
     func lockAllDropsTheParkedKey() throws {
-        try withThrowawayUsers(1, prefix: "perf16p", cleanup: purge) { users in
-            let alice = users[0]
-            let arcad = try ArcadProcess()
-            defer { arcad.stop() }
-            #expect(try arcad.send(.enroll(uid: alice.uid, key: try derive("pw"), parameters: e2eParameters)) == .ok)
+        try withEnrolledUser { arcad, alice in
             let parked = try parkedKey(arcad, alice.uid)
             let ring = try #require(try ringOf(arcad), "no parked ring")
             #expect(try arcad.send(.lockAll) == .ok)
@@ -89,13 +101,5 @@ struct KeyParkingTests {
             try arcad.start()
             #expect(try unlocked(arcad, alice.uid) == [])
         }
-    }
-
-    /// The ring arcad parks in, found in root's `@u`; nil if there is none.
-    func ringOf(_ arcad: ArcadProcess) throws -> KeySerial? {
-        let digest = try KeyedHash.blake2b(Array(arcad.stateDirectory.utf8), outputLength: 16)
-        let tag = digest.prefix(6).map { String(format: "%02x", $0) }.joined()
-        let search = try run(["keyctl", "search", "@u", "keyring", "arcad:parked:\(tag)"])
-        return Int32(search.stdout).map(KeySerial.init(rawValue:))
     }
 }
