@@ -35,9 +35,12 @@ extension SyncReplica {
     /// acknowledged in its head, once every record those heads announced is applied here: an
     /// edit a member wrote before it saw the delete lies below its acknowledging head, and,
     /// applied, makes the item live or a sibling (here as there), so it is never collected
-    /// from under it. No member can then still send a record naming the item unseen.
+    /// from under it. No member can then still send a record naming the item unseen, except a
+    /// dormant one (no fresher head than the horizon): collection no longer waits for it, and
+    /// what it wrote unseen arrives after the burial's cut, as a sibling, never a resurrection.
     public var collectableTombstones: [ItemRef] {
-        let others = circle.activeDevices.filter { $0 != device }
+        let dormant = dormantMembers
+        let others = circle.activeDevices.filter { $0 != device && !dormant.contains($0) }
         guard others.allSatisfy({ appliedSeq(of: $0) >= (announced[$0] ?? 0) }) else { return [] }
         return items.values.filter { item in
             guard item.isLoneTombstone else { return false }
@@ -58,12 +61,14 @@ extension SyncReplica {
 
     /// Buries `refs` where a restart's replay of the journal reaches the burial it recorded,
     /// whatever heads are replayed later: the replica is then the one that was saved. A ref
-    /// that is not a lone tombstone here is left alone. Returns the refs buried.
+    /// that is not a lone tombstone here is left alone. The burial's cut is every log as
+    /// applied here (the same at the replay's point). Returns the refs buried.
     @discardableResult
     public mutating func bury(_ refs: [ItemRef]) -> [ItemRef] {
+        let cut = logs.mapValues(\.seq)
         var buried: [ItemRef] = []
         for ref in refs where items[ref]?.isLoneTombstone == true {
-            items[ref]?.bury()
+            items[ref]?.bury(covering: cut)
             buried.append(ref)
         }
         return buried
