@@ -18,6 +18,9 @@ enum SyncEntry: Equatable {
     case collected([UInt8])
     /// A pushed file kept while the vault was locked.
     case queued(kind: UInt8, author: [UInt8], bytes: [UInt8])
+    /// A snapshot adopted here (a peer's) or published (this device's): replayed where it
+    /// stands, so the burials it brought apply to the records before it.
+    case snapshot([UInt8])
 }
 
 /// arcad's own sync files for one user, in `<state>/sync/` (0700), each 0600 root, never in
@@ -27,9 +30,9 @@ enum SyncEntry: Equatable {
 ///   under `Vault.syncStateKey()` with "arca.sync-circle.v1" ‖ uid as associated data;
 ///   rewritten atomically (temporary file, fsync, rename).
 /// - `<uid>.joining`: the 32-byte id of the member expected to approve this device.
-/// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval, 5 collected) |
-///   u32 length | bytes` (an approval's bytes start with the 32-byte device; a collection's are
-///   16-byte item refs). Records and heads are signed
+/// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval, 5 collected,
+///   6 snapshot) | u32 length | bytes` (an approval's bytes start with the 32-byte device; a
+///   collection's are 16-byte item refs). Records, heads and snapshots are signed
 ///   ciphertext already; a torn last entry (a crash mid-append) is ignored.
 /// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
 ///   for an unlock; removed once applied.
@@ -125,6 +128,7 @@ struct SyncStore {
             case .approval(let device, let b): (kind, body) = (3, device + b)
             case .queued(let k, let author, let b): (kind, body) = (4, [k] + author + b)
             case .collected(let refs): (kind, body) = (5, refs)
+            case .snapshot(let b): (kind, body) = (6, b)
             }
             bytes += [kind] + Self.be32(UInt32(body.count)) + body
         }
@@ -155,6 +159,7 @@ struct SyncStore {
             case 4 where body.count >= 33:
                 out.append(.queued(kind: body[0], author: Array(body[1..<33]), bytes: Array(body[33...])))
             case 5 where body.count % 16 == 0: out.append(.collected(body))
+            case 6: out.append(.snapshot(body))
             default: throw HandlerError(.decode, "\(path) holds an unknown entry; refused")
             }
         }

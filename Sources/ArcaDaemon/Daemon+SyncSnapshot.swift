@@ -1,0 +1,30 @@
+import ArcaProtocol
+import ArcaSync
+
+/// Snapshots in arcad (issue 17): a peer's snapshot, pushed by the agent from the peer's
+/// folder, is verified and adopted like its records; the adoption is journaled where it
+/// happened, so a restart replays it at the same point. A device that was dormant past the
+/// horizon resyncs this way: items the circle collected while it was away leave its vault and
+/// kernel keyring (written by `applyWinners` after the batch), and its edits of them stay as
+/// conflict siblings.
+extension Daemon {
+    static func applySnapshot(_ bytes: [UInt8], author: DeviceID, session: SyncSession, journal: inout [SyncEntry])
+        throws -> SyncFileOutcome
+    {
+        let snapshot = try Snapshot(parsing: bytes)
+        guard snapshot.author == author else {
+            return SyncFileOutcome(code: .refused, message: "a snapshot in \(author.short)'s folder names another author")
+        }
+        guard author != session.device else { return SyncFileOutcome(code: .duplicate) }
+        switch try session.replica.adopt(snapshot: bytes) {
+        case .duplicate:
+            return SyncFileOutcome(code: .duplicate)
+        case .adopted(let resynced):
+            journal.append(.snapshot(bytes))
+            if resynced > 0 {
+                Log.info("uid \(session.store.uid): sync: resynced \(resynced) items from \(author.short)'s snapshot")
+            }
+            return SyncFileOutcome(code: .applied)
+        }
+    }
+}

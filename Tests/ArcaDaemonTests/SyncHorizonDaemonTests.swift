@@ -1,0 +1,112 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSync
+import Foundation
+import Testing
+
+@testable import ArcaDaemon
+
+/// The sync horizon in arcad (issue 17): three machines; B stays away while the others' clocks
+/// move 31 days on (`sync_clock_offset_ms`, through a restart, as a machine's clock would);
+/// they delete an item and collect it without B; B edits it offline; when B comes back it
+/// resyncs from their snapshots: the item stays deleted (vault and kernel), the edit is one
+/// conflict sibling, and all three converge.
+@Suite("arcad sync horizon (root)", .serialized)
+struct SyncHorizonDaemonTests {
+    let alice: UInt32 = 60_217
+    static let day = 24 * 3600 * 1000
+
+    /// Machine `index` restarted with its sync clock `offset` milliseconds ahead.
+    private func restart(_ circle: SyncCircle, _ index: Int, offset: Int, horizonDays: Int = 30) throws {
+        var config = DaemonConfig()
+        config.syncClockOffsetMilliseconds = offset
+        config.syncHorizonDays = horizonDays
+        let old = circle.machines[index]
+        let next = try TestDaemon(directory: old.directory, config: config, kernel: old.kernel.afterRestart())
+        next.daemon.restoreParkedKeys()
+        circle.machines[index] = next
+        _ = circle.status(index)
+    }
+
+    private func conflicts(_ circle: SyncCircle, _ index: Int) -> [SyncConflict] {
+        guard case .syncConflicts(let list) = circle.machines[index].send(.syncConflicts(uid: alice), as: alice) else {
+            Issue.record("no conflicts reply from machine \(index)")
+            return []
+        }
+        return list
+    }
+
+    private func buried(_ circle: SyncCircle, _ index: Int) throws -> Int {
+        try circle.machines[index].daemon.context(alice).withLock { state throws(HandlerError) in
+            state.sync?.replica.items.values.filter(\.buried).count ?? -1
+        }
+    }
+
+    @Test("a device back from past the horizon resyncs: no resurrection, its edit one sibling, one digest")
+    func dormantDeviceResyncs() throws {
+        try run(horizonDays: 30)
+    }
+
+    func run(horizonDays: Int) throws {
+        let circle = try SyncCircle(uid: alice, count: 3)
+        defer { circle.cleanUp() }
+        #expect(circle.addSynced(0, "x", "x-1") == .items([]))
+        circle.exchangeAll()
+        #expect(circle.synced(1, "x") == "x-1")
+        // B goes away. A and C live 31 days on; C deletes x; A and C see each other's files.
+        try restart(circle, 0, offset: 31 * Self.day, horizonDays: horizonDays)
+        try restart(circle, 2, offset: 31 * Self.day, horizonDays: horizonDays)
+        #expect(circle.deleteSynced(2, "x") == .ok)
+        circle.carry(2, 0)
+        circle.carry(0, 2)
+        // Collected on both without B's acknowledgement (B is dormant): each published a snapshot.
+        #expect(try buried(circle, 0) == 1)
+        #expect(try buried(circle, 2) == 1)
+        guard case .syncOutbox(let outboxA) = circle.machines[0].send(.syncPull(uid: alice, after: 0), as: alice)
+        else {
+            Issue.record("no outbox")
+            return
+        }
+        #expect((try? Snapshot(parsing: outboxA.snapshot))?.number == 1)
+        #expect(!contains(outboxA.snapshot, "x-1"))
+        // B, still away, its clock now 31 days and 2 minutes on (later than C's delete, within
+        // the 5-minute skew limit of the others), edits x and adds a new item.
+        try restart(circle, 1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
+        #expect(circle.updateSynced(1, "x", "x-offline") == .ok)
+        #expect(circle.addSynced(1, "fresh", "fr3sh") == .items([]))
+        // B comes back.
+        circle.carry(0, 1)
+        circle.carry(2, 1)
+        #expect(circle.synced(1, "x") == "error -25300")
+        #expect(!(circle.machines[1].kernel.ring(alice, .whenUnlocked) ?? [:]).values.contains("x-offline"))
+        #expect((circle.machines[1].kernel.ring(alice, .whenUnlocked) ?? [:]).values.contains("fr3sh"))
+        #expect(circle.status(1)?.reports.contains { $0.hasPrefix("resynced from the snapshot of device") } == true)
+        circle.carry(1, 0)
+        circle.carry(1, 2)
+        for index in 0..<3 {
+            #expect(circle.synced(index, "x") == "error -25300")
+            #expect(circle.synced(index, "fresh") == "fr3sh")
+            let listed = conflicts(circle, index)
+            #expect(listed.count == 1)
+            #expect(listed.first?.versions.count == 1)
+            #expect(listed.first?.versions.first?.winner == false)
+            #expect(listed.first?.versions.first?.attributes[.service] == .string("x"))
+        }
+        let digest = try circle.digest(0)
+        #expect(digest != nil)
+        #expect(try circle.digest(1) == digest)
+        #expect(try circle.digest(2) == digest)
+        // A restart of B replays the resync from its journal.
+        try restart(circle, 1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
+        #expect(circle.synced(1, "x") == "error -25300")
+        #expect(try circle.digest(1) == digest)
+        // The sibling resolves into a live item everywhere.
+        guard let conflict = conflicts(circle, 1).first, let keep = conflict.versions.first?.hash else { return }
+        #expect(circle.machines[1].send(.syncResolve(uid: alice, item: conflict.item, keep: keep), as: alice) == .ok)
+        #expect(circle.synced(1, "x") == "x-offline")
+        circle.exchangeAll()
+        #expect(circle.synced(0, "x") == "x-offline")
+        #expect(circle.synced(2, "x") == "x-offline")
+        #expect(try circle.digest(0) == circle.digest(1))
+    }
+}
