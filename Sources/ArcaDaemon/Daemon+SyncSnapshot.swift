@@ -8,6 +8,15 @@ import ArcaSync
 /// kernel keyring (written by `applyWinners` after the batch), and its edits of them stay as
 /// conflict siblings.
 extension Daemon {
+    /// Collects what may be collected (tombstones every member that is not dormant has
+    /// acknowledged) and journals the burial and the snapshot after what was applied so far.
+    /// Run after a batch of pushed files and after local writes: time alone makes a member
+    /// dormant, and in a circle whose other members are all away no file arrives to trigger it.
+    static func collectTombstones(_ session: SyncSession) throws(HandlerError) {
+        let collected = session.collectTombstones()
+        if !collected.isEmpty { try session.persist(collected) }
+    }
+
     static func applySnapshot(_ bytes: [UInt8], author: DeviceID, session: SyncSession, journal: inout [SyncEntry])
         throws -> SyncFileOutcome
     {

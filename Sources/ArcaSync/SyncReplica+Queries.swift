@@ -36,17 +36,24 @@ extension SyncReplica {
     /// edit a member wrote before it saw the delete lies below its acknowledging head, and,
     /// applied, makes the item live or a sibling (here as there), so it is never collected
     /// from under it. No member can then still send a record naming the item unseen, except a
-    /// dormant one (no fresher head than the horizon): collection no longer waits for it, and
-    /// what it wrote unseen arrives after the burial's cut, as a sibling, never a resurrection.
+    /// dormant one: collection waits for a dormant member's acknowledgement only until the
+    /// tombstone itself is older than the horizon (so a member that was merely idle, whose
+    /// head is old but who acknowledges within seconds, is waited for), and what the dormant
+    /// member wrote unseen arrives after the burial's cut, as a sibling, never a resurrection.
     public var collectableTombstones: [ItemRef] {
         let dormant = dormantMembers
-        let others = circle.activeDevices.filter { $0 != device && !dormant.contains($0) }
-        guard others.allSatisfy({ appliedSeq(of: $0) >= (announced[$0] ?? 0) }) else { return [] }
+        let now = clock.physicalMillis()
+        let others = circle.activeDevices.filter { $0 != device }
+        guard others.allSatisfy({ dormant.contains($0) || appliedSeq(of: $0) >= (announced[$0] ?? 0) }) else {
+            return []
+        }
         return items.values.filter { item in
-            guard item.isLoneTombstone else { return false }
+            guard item.isLoneTombstone, let tombstone = item.winner else { return false }
+            let old = now > tombstone.header.clock.wallMillis && now - tombstone.header.clock.wallMillis > horizonMillis
             return item.versions.values.allSatisfy { v in
                 others.allSatisfy { m in
                     m == v.header.author || (acknowledgements[m]?[v.header.author] ?? 0) >= v.header.seq
+                        || (old && dormant.contains(m))
                 }
             }
         }.map(\.ref).sorted()

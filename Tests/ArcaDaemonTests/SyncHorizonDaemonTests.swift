@@ -53,13 +53,18 @@ struct SyncHorizonDaemonTests {
         #expect(circle.addSynced(0, "x", "x-1") == .items([]))
         circle.exchangeAll()
         #expect(circle.synced(1, "x") == "x-1")
-        // B goes away. A and C live 31 days on; C deletes x; A and C see each other's files.
-        try restart(circle, 0, offset: 31 * Self.day, horizonDays: horizonDays)
-        try restart(circle, 2, offset: 31 * Self.day, horizonDays: horizonDays)
+        // B goes away. C deletes x; A and C see each other's files: not collected (no word from B).
         #expect(circle.deleteSynced(2, "x") == .ok)
         circle.carry(2, 0)
         circle.carry(0, 2)
-        // Collected on both without B's acknowledgement (B is dormant): each published a snapshot.
+        #expect(try buried(circle, 0) == 0)
+        #expect(try buried(circle, 2) == 0)
+        // A and C live 31 days on and see each other's heads again: B is dormant and the delete
+        // older than the horizon. A collects and publishes a snapshot; C adopts it.
+        try restart(circle, 0, offset: 31 * Self.day, horizonDays: horizonDays)
+        try restart(circle, 2, offset: 31 * Self.day, horizonDays: horizonDays)
+        circle.carry(2, 0)
+        circle.carry(0, 2)
         #expect(try buried(circle, 0) == 1)
         #expect(try buried(circle, 2) == 1)
         guard case .syncOutbox(let outboxA) = circle.machines[0].send(.syncPull(uid: alice, after: 0), as: alice)
@@ -108,5 +113,61 @@ struct SyncHorizonDaemonTests {
         #expect(circle.synced(0, "x") == "x-offline")
         #expect(circle.synced(2, "x") == "x-offline")
         #expect(try circle.digest(0) == circle.digest(1))
+    }
+}
+
+/// Two machines: with B dormant, A's own delete is collected once it is older than the horizon
+/// though no file arrives to trigger it, A's snapshot survives A's restart, and B, back, keeps
+/// its edit as a sibling.
+@Suite("arcad sync horizon, two machines (root)", .serialized)
+struct SyncHorizonPairDaemonTests {
+    let alice: UInt32 = 60_218
+    static let day = 24 * 3600 * 1000
+
+    private func restart(_ circle: SyncCircle, _ index: Int, offset: Int) throws {
+        var config = DaemonConfig()
+        config.syncClockOffsetMilliseconds = offset
+        let old = circle.machines[index]
+        let next = try TestDaemon(directory: old.directory, config: config, kernel: old.kernel.afterRestart())
+        next.daemon.restoreParkedKeys()
+        circle.machines[index] = next
+        _ = circle.status(index)
+    }
+
+    private func snapshotNumber(_ circle: SyncCircle, _ index: Int) -> UInt64? {
+        guard case .syncOutbox(let outbox) = circle.machines[index].send(.syncPull(uid: alice, after: 0), as: alice)
+        else { return nil }
+        return (try? Snapshot(parsing: outbox.snapshot))?.number
+    }
+
+    @Test("a local delete is collected past the only other device, dormant, with no file arriving")
+    func localDeleteCollectedPastADormantDevice() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        #expect(circle.addSynced(0, "y", "y-1") == .items([]))
+        circle.exchangeAll()
+        #expect(circle.synced(1, "y") == "y-1")
+        #expect(circle.deleteSynced(0, "y") == .ok)
+        #expect(snapshotNumber(circle, 0) == nil)  // B is not dormant, the delete is new
+        // 31 days on (arcad restarted, as after a reboot): collected when the replica loads.
+        try restart(circle, 0, offset: 31 * Self.day)
+        #expect(snapshotNumber(circle, 0) == 1)
+        let digest = try circle.digest(0)
+        try restart(circle, 0, offset: 31 * Self.day)
+        #expect(snapshotNumber(circle, 0) == 1)
+        #expect(try circle.digest(0) == digest)
+        try restart(circle, 1, offset: 31 * Self.day + 120_000)
+        #expect(circle.updateSynced(1, "y", "y-offline") == .ok)
+        circle.carry(0, 1)
+        #expect(circle.synced(1, "y") == "error -25300")
+        circle.carry(1, 0)
+        #expect(circle.synced(0, "y") == "error -25300")
+        #expect(try circle.digest(0) == circle.digest(1))
+        guard case .syncConflicts(let listed) = circle.machines[0].send(.syncConflicts(uid: alice), as: alice) else {
+            Issue.record("no conflicts reply")
+            return
+        }
+        #expect(listed.count == 1)
+        #expect(listed.first?.versions.count == 1)
     }
 }
