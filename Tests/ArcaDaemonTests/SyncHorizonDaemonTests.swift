@@ -16,18 +16,6 @@ struct SyncHorizonDaemonTests {
     let alice: UInt32 = 60_217
     static let day = 24 * 3600 * 1000
 
-    /// Machine `index` restarted with its sync clock `offset` milliseconds ahead.
-    private func restart(_ circle: SyncCircle, _ index: Int, offset: Int, horizonDays: Int = 30) throws {
-        var config = DaemonConfig()
-        config.syncClockOffsetMilliseconds = offset
-        config.syncHorizonDays = horizonDays
-        let old = circle.machines[index]
-        let next = try TestDaemon(directory: old.directory, config: config, kernel: old.kernel.afterRestart())
-        next.daemon.restoreParkedKeys()
-        circle.machines[index] = next
-        _ = circle.status(index)
-    }
-
     private func conflicts(_ circle: SyncCircle, _ index: Int) -> [SyncConflict] {
         guard case .syncConflicts(let list) = circle.machines[index].send(.syncConflicts(uid: alice), as: alice) else {
             Issue.record("no conflicts reply from machine \(index)")
@@ -60,9 +48,9 @@ struct SyncHorizonDaemonTests {
         #expect(try buried(circle, 0) == 0)
         #expect(try buried(circle, 2) == 0)
         // A and C live 31 days on and see each other's heads again: B is dormant and the delete
-        // older than the horizon. A collects and publishes a snapshot; C adopts it.
-        try restart(circle, 0, offset: 31 * Self.day, horizonDays: horizonDays)
-        try restart(circle, 2, offset: 31 * Self.day, horizonDays: horizonDays)
+        // older than the horizon: each collects x (when its replica loads) and publishes a snapshot.
+        try circle.restart(0, offset: 31 * Self.day, horizonDays: horizonDays)
+        try circle.restart(2, offset: 31 * Self.day, horizonDays: horizonDays)
         circle.carry(2, 0)
         circle.carry(0, 2)
         #expect(try buried(circle, 0) == 1)
@@ -76,7 +64,7 @@ struct SyncHorizonDaemonTests {
         #expect(!contains(outboxA.snapshot, "x-1"))
         // B, still away, its clock now 31 days and 2 minutes on (later than C's delete, within
         // the 5-minute skew limit of the others), edits x and adds a new item.
-        try restart(circle, 1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
+        try circle.restart(1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
         #expect(circle.updateSynced(1, "x", "x-offline") == .ok)
         #expect(circle.addSynced(1, "fresh", "fr3sh") == .items([]))
         // B comes back.
@@ -102,7 +90,7 @@ struct SyncHorizonDaemonTests {
         #expect(try circle.digest(1) == digest)
         #expect(try circle.digest(2) == digest)
         // A restart of B replays the resync from its journal.
-        try restart(circle, 1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
+        try circle.restart(1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
         #expect(circle.synced(1, "x") == "error -25300")
         #expect(try circle.digest(1) == digest)
         // The sibling resolves into a live item everywhere.
@@ -124,16 +112,6 @@ struct SyncHorizonPairDaemonTests {
     let alice: UInt32 = 60_218
     static let day = 24 * 3600 * 1000
 
-    private func restart(_ circle: SyncCircle, _ index: Int, offset: Int) throws {
-        var config = DaemonConfig()
-        config.syncClockOffsetMilliseconds = offset
-        let old = circle.machines[index]
-        let next = try TestDaemon(directory: old.directory, config: config, kernel: old.kernel.afterRestart())
-        next.daemon.restoreParkedKeys()
-        circle.machines[index] = next
-        _ = circle.status(index)
-    }
-
     private func snapshotNumber(_ circle: SyncCircle, _ index: Int) -> UInt64? {
         guard case .syncOutbox(let outbox) = circle.machines[index].send(.syncPull(uid: alice, after: 0), as: alice)
         else { return nil }
@@ -150,13 +128,13 @@ struct SyncHorizonPairDaemonTests {
         #expect(circle.deleteSynced(0, "y") == .ok)
         #expect(snapshotNumber(circle, 0) == nil)  // B is not dormant, the delete is new
         // 31 days on (arcad restarted, as after a reboot): collected when the replica loads.
-        try restart(circle, 0, offset: 31 * Self.day)
+        try circle.restart(0, offset: 31 * Self.day)
         #expect(snapshotNumber(circle, 0) == 1)
         let digest = try circle.digest(0)
-        try restart(circle, 0, offset: 31 * Self.day)
+        try circle.restart(0, offset: 31 * Self.day)
         #expect(snapshotNumber(circle, 0) == 1)
         #expect(try circle.digest(0) == digest)
-        try restart(circle, 1, offset: 31 * Self.day + 120_000)
+        try circle.restart(1, offset: 31 * Self.day + 120_000)
         #expect(circle.updateSynced(1, "y", "y-offline") == .ok)
         circle.carry(0, 1)
         #expect(circle.synced(1, "y") == "error -25300")
@@ -169,5 +147,20 @@ struct SyncHorizonPairDaemonTests {
         }
         #expect(listed.count == 1)
         #expect(listed.first?.versions.count == 1)
+    }
+}
+
+extension SyncCircle {
+    /// Machine `index` restarted with its sync clock `offset` milliseconds ahead (as after a
+    /// reboot days later), finding the keys it parked: the vault stays unlocked.
+    func restart(_ index: Int, offset: Int, horizonDays: Int = 30) throws {
+        var config = DaemonConfig()
+        config.syncClockOffsetMilliseconds = offset
+        config.syncHorizonDays = horizonDays
+        let old = machines[index]
+        let next = try TestDaemon(directory: old.directory, config: config, kernel: old.kernel.afterRestart())
+        next.daemon.restoreParkedKeys()
+        machines[index] = next
+        _ = status(index)
     }
 }
