@@ -180,8 +180,6 @@ extension Daemon {
         // The vault already holds what these records say.
         _ = session.replica.takeChanges()
         try session.persist()
-        // With every other member dormant, a local delete is collectable at once.
-        try Self.collectTombstones(session)
         return sealed
     }
 }

@@ -10,8 +10,10 @@ import ArcaSync
 extension Daemon {
     /// Collects what may be collected (tombstones every member that is not dormant has
     /// acknowledged) and journals the burial and the snapshot after what was applied so far.
-    /// Run after a batch of pushed files and after local writes: time alone makes a member
-    /// dormant, and in a circle whose other members are all away no file arrives to trigger it.
+    /// Run after a batch of pushed files and when the replica loads (after a restart or an
+    /// unlock): time alone makes a member dormant and a tombstone old, and in a circle whose
+    /// other members are all away no file arrives to trigger it. (Not after local writes: a
+    /// local delete is never older than the horizon, and the scan would cost every write.)
     static func collectTombstones(_ session: SyncSession) throws(HandlerError) {
         let collected = session.collectTombstones()
         if !collected.isEmpty { try session.persist(collected) }
