@@ -158,6 +158,17 @@ import Testing
         #expect(throws: SyncError.removedDevice(d[0].id, seq: 2)) { try d[2].replica.adopt(snapshot: second.bytes) }
     }
 
+    @Test func everyTruncatedSnapshotIsMalformedNeverACrash() throws {
+        var (d, _, _, _, _) = try bComesBack()
+        let bytes = try d[1].replica.makeSnapshot().bytes
+        for n in 0..<bytes.count {
+            #expect(throws: (any Error).self) { try Snapshot(parsing: Array(bytes.prefix(n))) }
+        }
+        #expect(throws: SyncError.malformed("2 trailing bytes after snapshot")) {
+            try Snapshot(parsing: bytes + [0, 0])
+        }
+    }
+
     @Test func aSnapshotCarriesTheVersionsHeldAndACutThatMustMatchTheLogs() throws {
         var (d, x, z, _, _) = try bComesBack()
         // B's own snapshot holds its live items' records; A, which never saw them, takes them from it.
