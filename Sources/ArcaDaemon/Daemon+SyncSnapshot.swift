@@ -24,7 +24,8 @@ extension Daemon {
     {
         let snapshot = try Snapshot(parsing: bytes)
         guard snapshot.author == author else {
-            return SyncFileOutcome(code: .refused, message: "a snapshot in \(author.short)'s folder names another author")
+            return SyncFileOutcome(
+                code: .refused, message: "a snapshot in \(author.short)'s folder names another author")
         }
         guard author != session.device else { return SyncFileOutcome(code: .duplicate) }
         switch try session.replica.adopt(snapshot: bytes) {

@@ -62,7 +62,9 @@ public struct SnapshotContents: Sendable {
         for _ in 0..<(try r.u16("cut count")) {
             let device = try DeviceID(r.raw(32, "cut device"))
             let point = CutPoint(seq: try r.u64("cut seq"), hash: Digest(unchecked: try r.raw(32, "cut hash")))
-            guard cut.updateValue(point, forKey: device) == nil else { throw SyncError.malformed("cut names a device twice") }
+            guard cut.updateValue(point, forKey: device) == nil else {
+                throw SyncError.malformed("cut names a device twice")
+            }
         }
         var burials: [ItemRef: [DeviceID: UInt64]] = [:]
         for _ in 0..<(try r.u32("burial count")) {

@@ -89,7 +89,9 @@ extension SyncReplica {
         var touched: Set<ItemRef> = []
         for version in versions {
             let ref = version.header.ref
-            if version.header.author == device { clock.catchUp(to: version.header.clock) } else {
+            if version.header.author == device {
+                clock.catchUp(to: version.header.clock)
+            } else {
                 clock.receive(version.header.clock)
             }
             if items[ref, default: ItemState(ref: ref)].insert(version) { touched.insert(ref) }

@@ -64,8 +64,9 @@ import Testing
 
     /// B, away, edits "x" 30 s after start (after C's delete) and creates "z"; A collects "x"
     /// past B and publishes a snapshot.
-    private func bComesBack() throws -> (d: [TestDevice], x: ItemRef, z: ItemRef, snapshot: Snapshot, delete: SyncRecord)
-    {
+    private func bComesBack() throws -> (
+        d: [TestDevice], x: ItemRef, z: ItemRef, snapshot: Snapshot, delete: SyncRecord
+    ) {
         var (d, x, _, delete) = try bAway()
         d[0].clock.set(Self.start + 15_001)
         #expect(d[0].replica.collectTombstones() == [x])
