@@ -50,6 +50,11 @@ public struct DaemonConfig: Equatable, Sendable {
     /// (`sync_clock_offset_ms`): how a test puts one machine's clock ahead or behind, which
     /// static binaries make impossible with LD_PRELOAD. 0 everywhere else.
     public var syncClockOffsetMilliseconds = 0
+    /// Days a device of a sync circle may go without a fresher head before it is dormant
+    /// (`sync_horizon_days`): tombstone collection stops waiting for its acknowledgement, and
+    /// when it comes back it resyncs from a snapshot, its unseen edits of collected items
+    /// becoming conflict siblings.
+    public var syncHorizonDays = 30
 
     public init() {}
 
@@ -124,6 +129,7 @@ public struct DaemonConfig: Equatable, Sendable {
             }
         case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         case "sync_clock_offset_ms": syncClockOffsetMilliseconds = try int(-31_536_000_000...31_536_000_000)
+        case "sync_horizon_days": syncHorizonDays = try int(1...3650)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

@@ -42,8 +42,10 @@ extension Daemon {
         }
         let session = try SyncSession(
             store: store, signer: identity.signer, circle: circle,
-            clockOffsetMilliseconds: config.syncClockOffsetMilliseconds)
+            clockOffsetMilliseconds: config.syncClockOffsetMilliseconds, horizonDays: config.syncHorizonDays)
         try session.replay()
+        // Time alone makes a member dormant: what became collectable while arcad was down goes now.
+        try Self.collectTombstones(session)
         // A circle begun before the recovery key was seen, or by `sync init`: sealed once.
         if let sealed = try session.sealToRecovery(onlyIfMissing: true) { try session.persist([sealed]) }
         state.sync = session
@@ -145,9 +147,7 @@ extension Daemon {
             let vaultChanged = try applyWinners(session, state: state, vault: vault)
             // After the winners are written (a delete in this batch is in the vault) and after
             // this batch's records and heads in the journal: the journal's order is the replay's.
-            if outcomes.contains(where: { $0.code == .applied }), let collected = session.collectTombstones() {
-                try session.persist([collected])
-            }
+            if outcomes.contains(where: { $0.code == .applied }) { try Self.collectTombstones(session) }
             if vaultChanged { events.post(uid: state.uid, [.itemsChanged]) }
             // New records or a circle update change this device's head (its acknowledgements) or
             // approvals; a peer's head alone changes nothing here, so the agent is not woken for it.
@@ -232,6 +232,8 @@ extension Daemon {
                 session.lastHeads[author] = file.bytes
                 journal.append(.head(file.bytes))
                 return SyncFileOutcome(code: .applied)
+            case .snapshot:
+                return try Self.applySnapshot(file.bytes, author: author, session: session, journal: &journal)
             case .approval:
                 guard session.replica.circle.activeDevices.contains(author), author != session.device else {
                     return SyncFileOutcome(code: .refused, message: "approval from \(author.short), not a member")

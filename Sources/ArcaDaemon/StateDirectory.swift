@@ -171,24 +171,35 @@ enum StateDirectory {
     }
 
     private static func createHostSecret(_ path: String, directory: String) throws(HandlerError) -> SecretBytes {
+        do {
+            let secret = try SecretBytes.random(count: hostSecretLength)
+            try writeAtomically(path, directory: directory) { fd in
+                try secret.withUnsafeBytes { try FileSystem.writeAll(fd, $0) }
+            }
+            return secret
+        } catch {
+            throw HandlerError(.notAvailable, "cannot create \(path): \(error)")
+        }
+    }
+
+    /// Writes `path` (0600) through a temporary file (`fill` writes the content), fsync and
+    /// rename, then fsyncs `directory`, so a crash leaves the old content or the new, never a
+    /// mix. A temporary file left by an earlier crash is replaced.
+    static func writeAtomically(_ path: String, directory: String, _ fill: (Int32) throws -> Void) throws {
         let temporary = path + ".tmp"
         do {
-            // A crash during an earlier first start may have left a partial one.
             try FileSystem.removeIfPresent(temporary)
             let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            let secret: SecretBytes
             do {
                 defer { close(fd) }
-                secret = try SecretBytes.random(count: hostSecretLength)
-                try secret.withUnsafeBytes { try FileSystem.writeAll(fd, $0) }
+                try fill(fd)
                 try FileSystem.sync(fd)
             }
             try FileSystem.rename(temporary, path)
             try FileSystem.syncDirectory(directory)
-            return secret
         } catch {
             try? FileSystem.removeIfPresent(temporary)
-            throw HandlerError(.notAvailable, "cannot create \(path): \(error)")
+            throw error
         }
     }
 }

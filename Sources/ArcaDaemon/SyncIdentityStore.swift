@@ -62,14 +62,20 @@ enum SyncIdentityStore {
     static func encode(_ identity: SyncIdentity, uid: UInt32, key: SecretBytes) throws -> [UInt8] {
         let seed = try KeyWrap.wrap(try identity.signer.seed(), with: key, context: context("device", uid, 0))
         let epochKey = try KeyWrap.wrap(identity.epochKey, with: key, context: context("epoch", uid, identity.epoch))
-        return magic + bigEndian(identity.epoch) + seed + epochKey
+        var w = ByteWriter()
+        w.raw(magic)
+        w.u32(identity.epoch)
+        w.raw(seed)
+        w.raw(epochKey)
+        return w.bytes
     }
 
     static func decode(_ bytes: [UInt8], uid: UInt32, key: SecretBytes) throws -> SyncIdentity {
         guard bytes.count == fileLength, Array(bytes[0..<4]) == magic else {
             throw SyncError.malformed("not a sync identity file")
         }
-        let epoch = bytes[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        var r = ByteReader(Array(bytes[4..<8]))
+        let epoch = try r.u32("epoch")
         let wrapped = Array(bytes[8...])
         let seed = try KeyWrap.unwrap(
             Array(wrapped[0..<KeyWrap.wrappedLength]), with: key, context: context("device", uid, 0))
@@ -79,10 +85,10 @@ enum SyncIdentityStore {
     }
 
     private static func context(_ role: String, _ uid: UInt32, _ epoch: UInt32) -> [UInt8] {
-        Array("arca.sync-identity.v1/\(role)".utf8) + bigEndian(uid) + bigEndian(epoch)
-    }
-
-    private static func bigEndian(_ v: UInt32) -> [UInt8] {
-        (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) }
+        var w = ByteWriter()
+        w.raw(Array("arca.sync-identity.v1/\(role)".utf8))
+        w.u32(uid)
+        w.u32(epoch)
+        return w.bytes
     }
 }

@@ -18,6 +18,8 @@ final class SyncSession {
     private(set) var reports: [String] = []
     /// This device's own records, by sequence number − 1.
     private(set) var own: [[UInt8]] = []
+    /// This device's latest snapshot (published in its folder), if it ever collected tombstones.
+    private(set) var snapshot: [UInt8]?
     /// How much of `replica.journal` and `replica.reports` is already persisted / reported.
     private var journaled = 0
     private var replicaReports = 0
@@ -50,7 +52,10 @@ final class SyncSession {
 
     var device: DeviceID { replica.device }
 
-    init(store: SyncStore, signer: SigningKey, circle: Circle, clockOffsetMilliseconds: Int = 0) throws(HandlerError) {
+    init(
+        store: SyncStore, signer: SigningKey, circle: Circle, clockOffsetMilliseconds: Int = 0,
+        horizonDays: Int = 30
+    ) throws(HandlerError) {
         self.store = store
         self.signer = signer
         let source = OffsetClock(offsetMilliseconds: Int64(clockOffsetMilliseconds))
@@ -59,6 +64,7 @@ final class SyncSession {
         } catch {
             throw HandlerError(.internalComponent, "cannot start the sync replica: \(error)")
         }
+        replica.horizonMillis = UInt64(max(horizonDays, 1)) * 24 * 3600 * 1000
     }
 
     /// Replays the journal: every record in order, then the heads and approvals. A restart
@@ -79,6 +85,13 @@ final class SyncSession {
                 if let id = try? DeviceID(device) { approvals[id] = bytes }
             case .collected(let refs):
                 replica.bury(Self.refs(refs))
+            case .snapshot(let bytes):
+                do {
+                    try replica.adopt(snapshot: bytes)
+                    if (try? Snapshot(parsing: bytes))?.author == device { snapshot = bytes }
+                } catch {
+                    note("journal snapshot refused at replay: \(error)")
+                }
             case .queued:
                 continue
             }
@@ -128,7 +141,9 @@ final class SyncSession {
         let published = approvals.sorted { $0.key < $1.key }.map {
             SyncOutboxApproval(device: $0.key.bytes, bytes: $0.value)
         }
-        return SyncOutbox(device: device.bytes, records: records, head: head, approvals: published, more: more)
+        return SyncOutbox(
+            device: device.bytes, records: records, head: head, approvals: published, more: more,
+            snapshot: snapshot ?? [])
     }
 
     /// Signs a fresh approval for every active member but this device (and `except`): how
@@ -162,13 +177,23 @@ final class SyncSession {
         }
     }
 
-    /// Collects the tombstones every member acknowledged; the journal entry to append after
-    /// this batch's records, or nil.
-    func collectTombstones() -> SyncEntry? {
+    /// Collects the tombstones every member that is not dormant acknowledged, and publishes a
+    /// snapshot of the replica (a dormant device resyncs from it when it comes back); the journal
+    /// entries to append after this batch's records (none when nothing was collected).
+    func collectTombstones() -> [SyncEntry] {
+        let dormant = replica.dormantMembers
         let refs = replica.collectTombstones()
-        guard !refs.isEmpty else { return nil }
-        Log.info("uid \(store.uid): sync: \(refs.count) tombstones collected")
-        return .collected(refs.flatMap(\.bytes))
+        guard !refs.isEmpty else { return [] }
+        Log.info("uid \(store.uid): sync: \(refs.count) tombstones collected, \(dormant.count) dormant devices")
+        do {
+            let made = try replica.makeSnapshot()
+            snapshot = made.bytes
+            return [.collected(refs.flatMap(\.bytes)), .snapshot(made.bytes)]
+        } catch {
+            // The burial stands (journaled); peers that are not dormant collect it themselves.
+            note("cannot make a snapshot: \(error)")
+            return [.collected(refs.flatMap(\.bytes))]
+        }
     }
 
     static func refs(_ bytes: [UInt8]) -> [ItemRef] {
@@ -184,6 +209,9 @@ final class SyncSession {
         case .clockAhead(let device, let seq):
             "record \(seq) of device \(device.short) has a clock more than 5 minutes ahead (accepted)"
         case .refused(let error): error.description
+        case .resynced(let device, let items):
+            "resynced from the snapshot of device \(device.short): \(items) items deleted elsewhere while this "
+                + "device was away stay deleted (its edits of them are conflict siblings)"
         }
     }
 }

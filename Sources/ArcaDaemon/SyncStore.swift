@@ -18,6 +18,9 @@ enum SyncEntry: Equatable {
     case collected([UInt8])
     /// A pushed file kept while the vault was locked.
     case queued(kind: UInt8, author: [UInt8], bytes: [UInt8])
+    /// A snapshot adopted here (a peer's) or published (this device's): replayed where it
+    /// stands, so the burials it brought apply to the records before it.
+    case snapshot([UInt8])
 }
 
 /// arcad's own sync files for one user, in `<state>/sync/` (0700), each 0600 root, never in
@@ -27,9 +30,9 @@ enum SyncEntry: Equatable {
 ///   under `Vault.syncStateKey()` with "arca.sync-circle.v1" ‖ uid as associated data;
 ///   rewritten atomically (temporary file, fsync, rename).
 /// - `<uid>.joining`: the 32-byte id of the member expected to approve this device.
-/// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval, 5 collected) |
-///   u32 length | bytes` (an approval's bytes start with the 32-byte device; a collection's are
-///   16-byte item refs). Records and heads are signed
+/// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval, 5 collected,
+///   6 snapshot) | u32 length | bytes` (an approval's bytes start with the 32-byte device; a
+///   collection's are 16-byte item refs). Records, heads and snapshots are signed
 ///   ciphertext already; a torn last entry (a crash mid-append) is ignored.
 /// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
 ///   for an unlock; removed once applied.
@@ -50,18 +53,23 @@ struct SyncStore {
     // MARK: Circle
 
     func saveCircle(_ circle: Circle, key: SecretBytes) throws(HandlerError) {
-        var plain: [UInt8] = Self.be32(circle.currentEpoch)
+        var plain = ByteWriter()
+        plain.u32(circle.currentEpoch)
         let members = circle.members.values.sorted { $0.device < $1.device }
-        plain += Self.be32(UInt32(members.count))
-        for m in members { plain += m.device.bytes + Self.be64(m.removedAfter.map { $0 + 1 } ?? 0) }
+        plain.u32(UInt32(members.count))
+        for m in members {
+            plain.raw(m.device.bytes)
+            plain.u64(m.removedAfter.map { $0 + 1 } ?? 0)
+        }
         var keys: [(UInt32, SecretBytes)] = []
         for epoch in 0...circle.currentEpoch { if let k = try? circle.key(epoch: epoch) { keys.append((epoch, k)) } }
-        plain += Self.be32(UInt32(keys.count))
+        plain.u32(UInt32(keys.count))
         do {
             for (epoch, k) in keys {
-                plain += Self.be32(epoch) + (try KeyWrap.wrap(k, with: key, context: Self.epochContext(uid, epoch)))
+                plain.u32(epoch)
+                plain.raw(try KeyWrap.wrap(k, with: key, context: Self.epochContext(uid, epoch)))
             }
-            let sealed = try AEAD.seal(plain, key: key, associatedData: circleContext).combined
+            let sealed = try AEAD.seal(plain.bytes, key: key, associatedData: circleContext).combined
             try replace(circlePath, with: sealed)
         } catch let error as HandlerError {
             throw error
@@ -74,15 +82,17 @@ struct SyncStore {
     func loadCircle(key: SecretBytes) throws(HandlerError) -> Circle? {
         guard let sealed = try read(circlePath, limit: 1 << 20) else { return nil }
         do {
-            var r = Reader(try AEAD.openBytes(SealedBox(combined: sealed), key: key, associatedData: circleContext))
-            let epoch = try r.u32()
+            var r = ByteReader(try AEAD.openBytes(SealedBox(combined: sealed), key: key, associatedData: circleContext))
+            let epoch = try r.u32("epoch")
             var members: [(DeviceID, UInt64)] = []
-            for _ in 0..<(try r.u32()) { members.append((try DeviceID(try r.take(32)), try r.u64())) }
+            for _ in 0..<(try r.u32("member count")) {
+                members.append((try DeviceID(try r.raw(32, "member")), try r.u64("removal")))
+            }
             var circle: Circle?
-            for _ in 0..<(try r.u32()) {
-                let e = try r.u32()
+            for _ in 0..<(try r.u32("key count")) {
+                let e = try r.u32("key epoch")
                 let k = try KeyWrap.unwrap(
-                    try r.take(KeyWrap.wrappedLength), with: key, context: Self.epochContext(uid, e))
+                    try r.raw(KeyWrap.wrappedLength, "epoch key"), with: key, context: Self.epochContext(uid, e))
                 if circle == nil {
                     circle = Circle(devices: [], epoch: e, key: k)
                 } else {
@@ -125,8 +135,12 @@ struct SyncStore {
             case .approval(let device, let b): (kind, body) = (3, device + b)
             case .queued(let k, let author, let b): (kind, body) = (4, [k] + author + b)
             case .collected(let refs): (kind, body) = (5, refs)
+            case .snapshot(let b): (kind, body) = (6, b)
             }
-            bytes += [kind] + Self.be32(UInt32(body.count)) + body
+            var entry = ByteWriter()
+            entry.u8(kind)
+            entry.lengthPrefixed(body)
+            bytes += entry.bytes
         }
         let path = toQueue ? queuePath : journalPath
         do {
@@ -145,9 +159,10 @@ struct SyncStore {
     func entries(queue: Bool = false) throws(HandlerError) -> [SyncEntry] {
         let path = queue ? queuePath : journalPath
         guard let bytes = try read(path, limit: Int(Int32.max)) else { return [] }
-        var r = Reader(bytes)
+        var r = ByteReader(bytes)
         var out: [SyncEntry] = []
-        while let kind = try? r.u8(), let length = try? r.u32(), let body = try? r.take(Int(length)) {
+        // A torn last entry (a crash mid-append) ends the loop: it is ignored.
+        while let kind = try? r.u8("kind"), let body = try? r.lengthPrefixed("entry", limit: Int(Int32.max)) {
             switch kind {
             case 1: out.append(.record(body))
             case 2: out.append(.head(body))
@@ -155,6 +170,7 @@ struct SyncStore {
             case 4 where body.count >= 33:
                 out.append(.queued(kind: body[0], author: Array(body[1..<33]), bytes: Array(body[33...])))
             case 5 where body.count % 16 == 0: out.append(.collected(body))
+            case 6: out.append(.snapshot(body))
             default: throw HandlerError(.decode, "\(path) holds an unknown entry; refused")
             }
         }
@@ -170,10 +186,19 @@ struct SyncStore {
 
     // MARK: Files
 
-    private var circleContext: [UInt8] { Array("arca.sync-circle.v1".utf8) + Self.be32(uid) }
+    private var circleContext: [UInt8] {
+        var w = ByteWriter()
+        w.raw(Array("arca.sync-circle.v1".utf8))
+        w.u32(uid)
+        return w.bytes
+    }
 
     private static func epochContext(_ uid: UInt32, _ epoch: UInt32) -> [UInt8] {
-        Array("arca.sync-circle.v1/epoch".utf8) + be32(uid) + be32(epoch)
+        var w = ByteWriter()
+        w.raw(Array("arca.sync-circle.v1/epoch".utf8))
+        w.u32(uid)
+        w.u32(epoch)
+        return w.bytes
     }
 
     private func read(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
@@ -203,46 +228,18 @@ struct SyncStore {
         try Self.writeAtomically(path, bytes, directory: directory)
     }
 
-    /// Writes `bytes` to `path` (0600) through a temporary file, fsync and rename, so a crash
-    /// leaves the old content or the new, never a mix.
+    /// Writes `bytes` to `path` (0600) atomically (`StateDirectory.writeAtomically`).
     static func writeAtomically(_ path: String, _ bytes: [UInt8], directory: String) throws(HandlerError) {
-        let temporary = path + ".tmp"
         do {
-            try FileSystem.removeIfPresent(temporary)
-            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            do {
-                defer { close(fd) }
+            try StateDirectory.writeAtomically(path, directory: directory) { fd in
                 try FileSystem.replaceContent(fd, with: bytes)
-                try FileSystem.sync(fd)
             }
-            try FileSystem.rename(temporary, path)
-            try FileSystem.syncDirectory(directory)
         } catch {
-            try? FileSystem.removeIfPresent(temporary)
             throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
         }
     }
 
     private func remove(_ path: String) throws(HandlerError) {
         do { try FileSystem.removeIfPresent(path) } catch { throw HandlerError(.notAvailable, "\(error)") }
-    }
-
-    static func be32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
-    static func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * $0)) } }
-
-    /// A total big-endian reader over a file's bytes.
-    struct Reader {
-        let bytes: [UInt8]
-        var offset = 0
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-        mutating func take(_ n: Int) throws -> [UInt8] {
-            guard n >= 0, n <= bytes.count - offset else { throw SyncError.malformed("truncated") }
-            defer { offset += n }
-            return Array(bytes[offset..<offset + n])
-        }
-        mutating func u8() throws -> UInt8 { try take(1)[0] }
-        mutating func u32() throws -> UInt32 { try take(4).reduce(0) { $0 << 8 | UInt32($1) } }
-        mutating func u64() throws -> UInt64 { try take(8).reduce(0) { $0 << 8 | UInt64($1) } }
     }
 }

@@ -37,6 +37,7 @@ extension WireWriter {
             try w.syncFileBytes(a.bytes, field: "approval")
         }
         bool(o.more)
+        try syncFileBytes(o.snapshot, field: "snapshot")
     }
 
     mutating func syncStrings(_ strings: [String], field: String) throws(ProtocolError) {
@@ -117,8 +118,10 @@ extension WireReader {
             r throws(ProtocolError) in
             SyncOutboxApproval(device: try r.syncID(field: "device"), bytes: try r.syncFileBytes(field: "approval"))
         }
+        let more = try bool(field: "more")
         return SyncOutbox(
-            device: device, records: records, head: head, approvals: approvals, more: try bool(field: "more"))
+            device: device, records: records, head: head, approvals: approvals, more: more,
+            snapshot: try syncFileBytes(field: "snapshot"))
     }
 
     mutating func syncStrings(field: String) throws(ProtocolError) -> [String] {

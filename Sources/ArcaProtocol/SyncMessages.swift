@@ -10,6 +10,9 @@ public enum SyncFileKind: UInt8, Sendable, Hashable, CaseIterable {
     case head = 2
     /// `<author>/approvals/<device>`: the author's signed approval of (or circle update for) a device.
     case approval = 3
+    /// `<author>/snapshot`: the author's latest signed, sealed snapshot (published when it
+    /// collects tombstones; a device back from past the sync horizon resyncs from it).
+    case snapshot = 4
 }
 
 /// A file handed to arcad by the agent (``Request/syncPush(uid:files:)``).
@@ -97,16 +100,20 @@ public struct SyncOutbox: Sendable, Hashable {
     public var approvals: [SyncOutboxApproval]
     /// More records follow: pull again after the last one here.
     public var more: Bool
+    /// This device's latest snapshot (rewrite the `snapshot` file with it); empty when none.
+    public var snapshot: [UInt8]
 
     /// An outbox from its parts.
     public init(
-        device: [UInt8], records: [SyncOutboxRecord], head: [UInt8], approvals: [SyncOutboxApproval], more: Bool
+        device: [UInt8], records: [SyncOutboxRecord], head: [UInt8], approvals: [SyncOutboxApproval], more: Bool,
+        snapshot: [UInt8] = []
     ) {
         self.device = device
         self.records = records
         self.head = head
         self.approvals = approvals
         self.more = more
+        self.snapshot = snapshot
     }
 }
 

@@ -84,6 +84,10 @@ public struct HybridLogicalClock: Sendable {
         return remote.wallMillis > physical &+ skewLimitMillis
     }
 
+    /// The physical time the clock reads now (milliseconds since 1970), without advancing it:
+    /// what the horizon of tombstone collection is measured against.
+    public func physicalMillis() -> UInt64 { source.nowMillis() }
+
     /// Moves the clock up to one of this device's own earlier readings (replaying its journal
     /// after a restart), so that it never hands out a reading below one it gave before.
     mutating func catchUp(to own: HLCTimestamp) {

@@ -16,6 +16,9 @@ public enum SyncReport: Sendable, Equatable {
     case clockAhead(DeviceID, seq: UInt64)
     /// A queued record refused when its turn came.
     case refused(SyncError)
+    /// A snapshot of `author` buried items this device still held, or turned versions it had
+    /// into siblings of buried items: this device was dormant past the horizon and resynced.
+    case resynced(DeviceID, items: Int)
 }
 
 /// One device's view of the circle's items: verification, per-author logs and the merge.
@@ -29,12 +32,12 @@ public struct SyncReplica: Sendable {
 
     /// This device.
     public let device: DeviceID
-    private let signer: SigningKey
+    let signer: SigningKey
     /// The circle as this device knows it.
     public var circle: Circle
     /// This device's hybrid logical clock.
-    public private(set) var clock: HybridLogicalClock
-    private var logs: [DeviceID: AuthorLog] = [:]
+    public internal(set) var clock: HybridLogicalClock
+    var logs: [DeviceID: AuthorLog] = [:]
     private var pending: [DeviceID: [UInt64: SyncRecord]] = [:]
     /// The sequence number each peer's last accepted head announced.
     var announced: [DeviceID: UInt64] = [:]
@@ -42,12 +45,19 @@ public struct SyncReplica: Sendable {
     /// Every item this replica holds, buried ones included.
     public internal(set) var items: [ItemRef: ItemState] = [:]
     /// Flags and late refusals, oldest first, for `arca sync status`.
-    public private(set) var reports: [SyncReport] = []
+    public internal(set) var reports: [SyncReport] = []
     /// Items whose merged state changed since `takeChanges()`.
-    private var changed: Set<ItemRef> = []
+    var changed: Set<ItemRef> = []
     /// Every record applied here, own ones included, in the order applied: replaying it
     /// into a fresh replica of the same device and circle rebuilds this one (a restart).
     public private(set) var journal: [[UInt8]] = []
+    /// How long a member may go without a fresher head before it is dormant: tombstone
+    /// collection stops waiting for it (`sync_horizon_days`).
+    public var horizonMillis: UInt64 = SyncReplica.defaultHorizonMillis
+    /// Each peer's last accepted head's clock (wall milliseconds).
+    var headWalls: [DeviceID: UInt64] = [:]
+    /// The last snapshot adopted (or published) from each author: its number and hash.
+    var snapshots: [DeviceID: SnapshotMark] = [:]
 
     /// A replica for the device holding `signer`.
     public init(signer: SigningKey, circle: Circle, clock: HybridLogicalClock) throws {
@@ -102,6 +112,7 @@ public struct SyncReplica: Sendable {
         }
         announced[head.author] = head.seq
         acknowledgements[head.author] = head.acknowledgements
+        headWalls[head.author] = head.wallMillis
     }
 
     /// How many records of each author a head announced that are not applied yet.
@@ -127,7 +138,8 @@ public struct SyncReplica: Sendable {
         var ahead = false
         if h.author == device { clock.catchUp(to: h.clock) } else { ahead = clock.receive(h.clock) }
         let hash = record.hash
-        items[h.ref, default: ItemState(ref: h.ref)].insert(ItemVersion(hash: hash, header: h, body: body))
+        items[h.ref, default: ItemState(ref: h.ref)].insert(
+            ItemVersion(hash: hash, header: h, body: body, recordBytes: record.bytes))
         var next = log
         next.seq = h.seq
         next.last = hash
@@ -201,6 +213,8 @@ public struct SyncReplica: Sendable {
         let own = logs[device] ?? AuthorLog()
         var acks: [DeviceID: UInt64] = [:]
         for (author, log) in logs where author != device { acks[author] = log.seq }
-        return try SignedHead.sign(seq: own.seq, chainHash: own.last, acknowledgements: acks, signer: signer)
+        return try SignedHead.sign(
+            seq: own.seq, chainHash: own.last, wallMillis: clock.last.wallMillis, acknowledgements: acks,
+            signer: signer)
     }
 }

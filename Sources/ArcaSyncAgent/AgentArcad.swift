@@ -24,21 +24,24 @@ public struct AgentOutbox: Sendable, Equatable {
     public var approvals: [(device: String, bytes: [UInt8])]
     /// Whether more records follow (ask again after the last one).
     public var more: Bool
+    /// The device's latest snapshot, if it published one.
+    public var snapshot: [UInt8]?
 
     public init(
         records: [(seq: UInt64, bytes: [UInt8])], head: [UInt8]?, approvals: [(device: String, bytes: [UInt8])],
-        more: Bool
+        more: Bool, snapshot: [UInt8]? = nil
     ) {
         self.records = records
         self.head = head
         self.approvals = approvals
         self.more = more
+        self.snapshot = snapshot
     }
 
     public static func == (a: AgentOutbox, b: AgentOutbox) -> Bool {
         a.records.map(\.seq) == b.records.map(\.seq) && a.records.map(\.bytes) == b.records.map(\.bytes)
             && a.head == b.head && a.approvals.map(\.device) == b.approvals.map(\.device)
-            && a.approvals.map(\.bytes) == b.approvals.map(\.bytes) && a.more == b.more
+            && a.approvals.map(\.bytes) == b.approvals.map(\.bytes) && a.more == b.more && a.snapshot == b.snapshot
     }
 }
 
@@ -49,6 +52,7 @@ public struct AgentFile: Sendable, Equatable {
         case record(seq: UInt64)
         case head
         case approval(device: String)
+        case snapshot
     }
     public var kind: Kind
     /// The author's device id (hex): the directory the file is in.

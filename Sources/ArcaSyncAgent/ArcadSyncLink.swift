@@ -58,7 +58,8 @@ public final class ArcadSyncLink: AgentArcad {
         let outbox = try call("pull") { client throws(SyncCallError) in try client.syncPull(uid: uid, after: after) }
         return AgentOutbox(
             records: outbox.records.map { ($0.seq, $0.bytes) }, head: outbox.head.isEmpty ? nil : outbox.head,
-            approvals: outbox.approvals.map { (Hex.encode($0.device), $0.bytes) }, more: outbox.more)
+            approvals: outbox.approvals.map { (Hex.encode($0.device), $0.bytes) }, more: outbox.more,
+            snapshot: outbox.snapshot.isEmpty ? nil : outbox.snapshot)
     }
 
     public func push(_ files: [AgentFile]) throws(SyncAgentError) -> [AgentOutcome] {
@@ -70,6 +71,7 @@ public final class ArcadSyncLink: AgentArcad {
                 case .record: .record
                 case .head: .head
                 case .approval: .approval
+                case .snapshot: .snapshot
                 }
             wire.append(SyncFile(kind: kind, author: author, bytes: file.bytes))
         }

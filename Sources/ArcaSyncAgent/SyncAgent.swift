@@ -16,10 +16,12 @@ public final class SyncAgent {
     /// The head and approvals last written (skip identical rewrites, which Syncthing would replicate).
     var writtenHead: [UInt8]?
     var writtenApprovals: [String: [UInt8]] = [:]
+    var writtenSnapshot: [UInt8]?
     /// Per peer: the highest record handed to arcad, and the last head and approvals handed over.
     var pushed: [String: UInt64]
     var pushedHeads: [String: [UInt8]] = [:]
     var pushedApprovals: [String: [UInt8]] = [:]
+    var pushedSnapshots: [String: [UInt8]] = [:]
     /// Files arcad refused (name and content digest): reported once, offered again only if the
     /// content changes. A refused record ends its author's run until then: what follows it
     /// cannot chain.
@@ -72,6 +74,11 @@ public final class SyncAgent {
                 writtenApprovals[approval.device] = approval.bytes
                 count += 1
             }
+            if let snapshot = outbox.snapshot, snapshot != writtenSnapshot {
+                try folder.write(snapshot, device: device, "snapshot")
+                writtenSnapshot = snapshot
+                count += 1
+            }
             guard outbox.more, !outbox.records.isEmpty else { break }
         }
         if count > 0, let scanner { try scanner(device) }
@@ -79,7 +86,7 @@ public final class SyncAgent {
     }
 
     /// Peers' directories → arcad: approvals naming this device, each peer's records in an
-    /// unbroken run after the last one handed over, then its head.
+    /// unbroken run after the last one handed over, then its head and its snapshot.
     func takePeers() throws(SyncAgentError) -> Int {
         var files: [AgentFile] = []
         for peer in folder.devices() where peer != device {
@@ -102,6 +109,13 @@ public final class SyncAgent {
                 !refused.contains(Self.key(peer + "/head", head))
             {
                 files.append(AgentFile(kind: .head, author: peer, bytes: head))
+            }
+            // A peer that collected tombstones publishes a snapshot; this device resyncs from it
+            // if it was away past the horizon.
+            if let snapshot = folder.read(peer, "snapshot"), snapshot != pushedSnapshots[peer],
+                !refused.contains(Self.key(peer + "/snapshot", snapshot))
+            {
+                files.append(AgentFile(kind: .snapshot, author: peer, bytes: snapshot))
             }
         }
         var count = 0
@@ -145,6 +159,7 @@ public final class SyncAgent {
         case .record(let seq): if seq == (pushed[file.author] ?? 0) + 1 { pushed[file.author] = seq }
         case .head: pushedHeads[file.author] = file.bytes
         case .approval(let device): pushedApprovals[file.author + "/approvals/" + device] = file.bytes
+        case .snapshot: pushedSnapshots[file.author] = file.bytes
         }
     }
 
@@ -156,6 +171,7 @@ public final class SyncAgent {
         case .record(let seq): file.author + "/records/" + SyncFolder.recordName(seq)
         case .head: file.author + "/head"
         case .approval(let device): file.author + "/approvals/" + device
+        case .snapshot: file.author + "/snapshot"
         }
     }
 }

@@ -5,6 +5,7 @@ import ArcaSystem
 ///
 ///     <device-hex>/records/<seq, 20 digits>.rec   the author's signed, sealed records
 ///     <device-hex>/head                           the author's signed head
+///     <device-hex>/snapshot                       the author's signed, sealed snapshot (after a collection)
 ///     <device-hex>/approvals/<new-device-hex>      an approval the author signed for a new device
 ///     <device-hex>/syncthing                      the author's Syncthing device id and address
 ///

@@ -60,6 +60,9 @@ final class SyncCircle {
         }
         files += outbox.records.map { SyncFile(kind: .record, author: outbox.device, bytes: $0.bytes) }
         if !outbox.head.isEmpty { files.append(SyncFile(kind: .head, author: outbox.device, bytes: outbox.head)) }
+        if !outbox.snapshot.isEmpty {
+            files.append(SyncFile(kind: .snapshot, author: outbox.device, bytes: outbox.snapshot))
+        }
         return files
     }
 

@@ -9,7 +9,9 @@
 # reported, then replaced by the author; an old head restored reported as a rollback; an
 # offline device catching up; B stopped while A edits and C deletes an item: all three converge
 # with one sibling; C's clock 10 minutes ahead (arcad's sync_clock_offset_ms) flagged; C
-# removed: the epoch rotates and C's later records are refused.
+# removed: the epoch rotates and C's later records are refused; B away past the sync horizon
+# (arcads restarted 31 days on): A collects its delete and publishes a snapshot, B's offline edit
+# becomes one conflict sibling, never a resurrection.
 set -uo pipefail
 build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
 [ "$(id -u)" -eq 0 ] || { echo "FAIL must run as root"; exit 1; }
@@ -164,6 +166,44 @@ check "the epoch rotates" "$((epoch_before + 1))" epoch 0
 printf 'from-removed' | arca_as 2 add -s "removed$tag" -a r --synchronizable >/dev/null
 eventually "A reports the removed device's record" "yes" reported 0 "removed device"
 check "the removed device's item is not on A" "none" kernel 0 "removed$tag" r
+
+# --- the horizon: B away past it; A collects its delete without B; B's offline edit a sibling ---
+# restart_arcad I OFFSET_MS: arcad I again, its sync clock OFFSET_MS ahead (a machine 31 days on);
+# the keys it parked keep the vault unlocked.
+restart_arcad() {
+    kill -TERM "${sync_arcad_pid[$1]}"
+    wait "${sync_arcad_pid[$1]}" 2>/dev/null
+    printf 'sync_clock_offset_ms = %s\n' "$2" >"$work/u$1/arca.conf"
+    rm -f "$work/u$1/arcad.sock"
+    "$build/arcad" --foreground --config "$work/u$1/arca.conf" --state-dir "$work/u$1/state" \
+        --socket "$work/u$1/arcad.sock" 2>>"$work/u$1/arcad.log" &
+    sync_arcad_pid[$1]=$!
+    for _ in $(seq 250); do [ -S "$work/u$1/arcad.sock" ] && break; sleep 0.02; done
+}
+printf 'horizon-v1' | arca_as 0 add -s "hz$tag" -a h --synchronizable >/dev/null
+eventually "the item reaches B" "horizon-v1" kernel 1 "hz$tag" h
+base0=$(conflicts 0) base1=$(conflicts 1)
+kill -STOP -- "-${st_pid[1]}" "-${agent_pid[1]}"
+arca_as 0 delete -s "hz$tag" -a h --synchronizable >/dev/null 2>&1
+check "deleted on A" "none" kernel 0 "hz$tag" h
+restart_arcad 0 2678400000
+{ kill -KILL -- "-${agent_pid[0]}"; wait "${agent_pid[0]}"; } 2>/dev/null
+start_sync_agent 0
+has_snapshot() { [ -s "$work/u0/sync/$dev_a/snapshot" ] && echo yes || echo no; }
+eventually "A, 31 days on, collects its delete past dormant B and publishes a snapshot" "yes" has_snapshot
+check "nothing of the item in clear in the snapshot" "0" sh -c "grep -ac -- 'hz$tag' '$work/u0/sync/$dev_a/snapshot'"
+restart_arcad 1 2678520000
+check "B, still away and 2 minutes later, edits the item" "0" rc sh -c "printf horizon-offline | setpriv \
+    --reuid=$(id -u "${st_user[1]}") --regid=$(id -g "${st_user[1]}") --clear-groups \
+    env ARCA_SOCKET=$work/u1/arcad.sock $build/arca update -s hz$tag -a h --synchronizable"
+{ kill -KILL -- "-${agent_pid[1]}"; wait "${agent_pid[1]}"; } 2>/dev/null
+kill -CONT -- "-${st_pid[1]}"
+start_sync_agent 1
+eventually "B, back, resyncs: the item is not resurrected on B" "none" kernel 1 "hz$tag" h
+eventually "B lists its offline edit as one conflict version" "$((base1 + 1))" conflicts 1
+eventually "A lists the same sibling" "$((base0 + 1))" conflicts 0
+check "the item is not live on A" "none" kernel 0 "hz$tag" h
+eventually "B reports the resync" "yes" reported 1 "resynced from the snapshot"
 
 echo "sync: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,166 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSync
+import Foundation
+import Testing
+
+@testable import ArcaDaemon
+
+/// The sync horizon in arcad (issue 17): three machines; B stays away while the others' clocks
+/// move 31 days on (`sync_clock_offset_ms`, through a restart, as a machine's clock would);
+/// they delete an item and collect it without B; B edits it offline; when B comes back it
+/// resyncs from their snapshots: the item stays deleted (vault and kernel), the edit is one
+/// conflict sibling, and all three converge.
+@Suite("arcad sync horizon (root)", .serialized)
+struct SyncHorizonDaemonTests {
+    let alice: UInt32 = 60_217
+    static let day = 24 * 3600 * 1000
+
+    private func conflicts(_ circle: SyncCircle, _ index: Int) -> [SyncConflict] {
+        guard case .syncConflicts(let list) = circle.machines[index].send(.syncConflicts(uid: alice), as: alice) else {
+            Issue.record("no conflicts reply from machine \(index)")
+            return []
+        }
+        return list
+    }
+
+    private func buried(_ circle: SyncCircle, _ index: Int) throws -> Int {
+        try circle.machines[index].daemon.context(alice).withLock { state throws(HandlerError) in
+            state.sync?.replica.items.values.filter(\.buried).count ?? -1
+        }
+    }
+
+    @Test("a device back from past the horizon resyncs: no resurrection, its edit one sibling, one digest")
+    func dormantDeviceResyncs() throws {
+        try run(horizonDays: 30)
+    }
+
+    func run(horizonDays: Int) throws {
+        let circle = try SyncCircle(uid: alice, count: 3)
+        defer { circle.cleanUp() }
+        #expect(circle.addSynced(0, "x", "x-1") == .items([]))
+        circle.exchangeAll()
+        #expect(circle.synced(1, "x") == "x-1")
+        // B goes away. C deletes x; A and C see each other's files: not collected (no word from B).
+        #expect(circle.deleteSynced(2, "x") == .ok)
+        circle.carry(2, 0)
+        circle.carry(0, 2)
+        #expect(try buried(circle, 0) == 0)
+        #expect(try buried(circle, 2) == 0)
+        // A and C live 31 days on and see each other's heads again: B is dormant and the delete
+        // older than the horizon: each collects x (when its replica loads) and publishes a snapshot.
+        try circle.restart(0, offset: 31 * Self.day, horizonDays: horizonDays)
+        try circle.restart(2, offset: 31 * Self.day, horizonDays: horizonDays)
+        circle.carry(2, 0)
+        circle.carry(0, 2)
+        #expect(try buried(circle, 0) == 1)
+        #expect(try buried(circle, 2) == 1)
+        guard case .syncOutbox(let outboxA) = circle.machines[0].send(.syncPull(uid: alice, after: 0), as: alice)
+        else {
+            Issue.record("no outbox")
+            return
+        }
+        #expect((try? Snapshot(parsing: outboxA.snapshot))?.number == 1)
+        #expect(!contains(outboxA.snapshot, "x-1"))
+        // B, still away, its clock now 31 days and 2 minutes on (later than C's delete, within
+        // the 5-minute skew limit of the others), edits x and adds a new item.
+        try circle.restart(1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
+        #expect(circle.updateSynced(1, "x", "x-offline") == .ok)
+        #expect(circle.addSynced(1, "fresh", "fr3sh") == .items([]))
+        // B comes back.
+        circle.carry(0, 1)
+        circle.carry(2, 1)
+        #expect(circle.synced(1, "x") == "error -25300")
+        #expect(!(circle.machines[1].kernel.ring(alice, .whenUnlocked) ?? [:]).values.contains("x-offline"))
+        #expect((circle.machines[1].kernel.ring(alice, .whenUnlocked) ?? [:]).values.contains("fr3sh"))
+        #expect(circle.status(1)?.reports.contains { $0.hasPrefix("resynced from the snapshot of device") } == true)
+        circle.carry(1, 0)
+        circle.carry(1, 2)
+        for index in 0..<3 {
+            #expect(circle.synced(index, "x") == "error -25300")
+            #expect(circle.synced(index, "fresh") == "fr3sh")
+            let listed = conflicts(circle, index)
+            #expect(listed.count == 1)
+            #expect(listed.first?.versions.count == 1)
+            #expect(listed.first?.versions.first?.winner == false)
+            #expect(listed.first?.versions.first?.attributes[.service] == .string("x"))
+        }
+        let digest = try circle.digest(0)
+        #expect(digest != nil)
+        #expect(try circle.digest(1) == digest)
+        #expect(try circle.digest(2) == digest)
+        // A restart of B replays the resync from its journal.
+        try circle.restart(1, offset: 31 * Self.day + 120_000, horizonDays: horizonDays)
+        #expect(circle.synced(1, "x") == "error -25300")
+        #expect(try circle.digest(1) == digest)
+        // The sibling resolves into a live item everywhere.
+        guard let conflict = conflicts(circle, 1).first, let keep = conflict.versions.first?.hash else { return }
+        #expect(circle.machines[1].send(.syncResolve(uid: alice, item: conflict.item, keep: keep), as: alice) == .ok)
+        #expect(circle.synced(1, "x") == "x-offline")
+        circle.exchangeAll()
+        #expect(circle.synced(0, "x") == "x-offline")
+        #expect(circle.synced(2, "x") == "x-offline")
+        #expect(try circle.digest(0) == circle.digest(1))
+    }
+}
+
+/// Two machines: with B dormant, A's own delete is collected once it is older than the horizon
+/// though no file arrives to trigger it, A's snapshot survives A's restart, and B, back, keeps
+/// its edit as a sibling.
+@Suite("arcad sync horizon, two machines (root)", .serialized)
+struct SyncHorizonPairDaemonTests {
+    let alice: UInt32 = 60_218
+    static let day = 24 * 3600 * 1000
+
+    private func snapshotNumber(_ circle: SyncCircle, _ index: Int) -> UInt64? {
+        guard case .syncOutbox(let outbox) = circle.machines[index].send(.syncPull(uid: alice, after: 0), as: alice)
+        else { return nil }
+        return (try? Snapshot(parsing: outbox.snapshot))?.number
+    }
+
+    @Test("a local delete is collected past the only other device, dormant, with no file arriving")
+    func localDeleteCollectedPastADormantDevice() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        #expect(circle.addSynced(0, "y", "y-1") == .items([]))
+        circle.exchangeAll()
+        #expect(circle.synced(1, "y") == "y-1")
+        #expect(circle.deleteSynced(0, "y") == .ok)
+        #expect(snapshotNumber(circle, 0) == nil)  // B is not dormant, the delete is new
+        // 31 days on (arcad restarted, as after a reboot): collected when the replica loads.
+        try circle.restart(0, offset: 31 * Self.day)
+        #expect(snapshotNumber(circle, 0) == 1)
+        let digest = try circle.digest(0)
+        try circle.restart(0, offset: 31 * Self.day)
+        #expect(snapshotNumber(circle, 0) == 1)
+        #expect(try circle.digest(0) == digest)
+        try circle.restart(1, offset: 31 * Self.day + 120_000)
+        #expect(circle.updateSynced(1, "y", "y-offline") == .ok)
+        circle.carry(0, 1)
+        #expect(circle.synced(1, "y") == "error -25300")
+        circle.carry(1, 0)
+        #expect(circle.synced(0, "y") == "error -25300")
+        #expect(try circle.digest(0) == circle.digest(1))
+        guard case .syncConflicts(let listed) = circle.machines[0].send(.syncConflicts(uid: alice), as: alice) else {
+            Issue.record("no conflicts reply")
+            return
+        }
+        #expect(listed.count == 1)
+        #expect(listed.first?.versions.count == 1)
+    }
+}
+
+extension SyncCircle {
+    /// Machine `index` restarted with its sync clock `offset` milliseconds ahead (as after a
+    /// reboot days later), finding the keys it parked: the vault stays unlocked.
+    func restart(_ index: Int, offset: Int, horizonDays: Int = 30) throws {
+        var config = DaemonConfig()
+        config.syncClockOffsetMilliseconds = offset
+        config.syncHorizonDays = horizonDays
+        let old = machines[index]
+        let next = try TestDaemon(directory: old.directory, config: config, kernel: old.kernel.afterRestart())
+        next.daemon.restoreParkedKeys()
+        machines[index] = next
+        _ = status(index)
+    }
+}
