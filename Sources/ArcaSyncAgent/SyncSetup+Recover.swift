@@ -44,10 +44,11 @@ extension SyncSetup {
             log: { Console.err("arca sync: \($0)\n") })
         let moved = try agent.pass()
         let status = try link.status()
-        let me = DeviceAddress(arca: Hex.encode(device), syncthing: try syncthing.deviceID())
+        // The circle is recovered whether or not Syncthing answers now: the agent shares the folder when it runs.
+        let me = (try? syncthing.deviceID()).map { DeviceAddress(arca: Hex.encode(device), syncthing: $0).description }
         Console.out(
             """
-            recovered the circle: this device \(me)
+            recovered the circle: this device \(me ?? Hex.encode(device) + " (Syncthing is not reachable now)")
             \(moved.pushed) file(s) of the old devices verified and applied; \
             \(status.devices.filter { $0.removedAfter != nil }.count) old device(s) removed; epoch \(status.epoch)
             keep `arca sync run` going here; add devices with `arca sync join` there and `arca sync approve` here
@@ -68,7 +69,9 @@ extension SyncSetup {
                 files.append(SyncFile(kind: .approval, author: author, bytes: bytes))
                 seals += 1
             }
-            if let head = folder.read(device, "head") { files.append(SyncFile(kind: .head, author: author, bytes: head)) }
+            if let head = folder.read(device, "head") {
+                files.append(SyncFile(kind: .head, author: author, bytes: head))
+            }
         }
         return files
     }

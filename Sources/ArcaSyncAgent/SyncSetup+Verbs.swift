@@ -76,8 +76,10 @@ extension SyncSetup {
         let mesh = SyncMeshReconciler(
             client: syncthing, folder: SyncFolder(root: try folderPath()), device: Hex.encode(try ownDevice(link)),
             log: { _ in })
-        if let plan = try mesh.reconcile(SyncMeshReconciler.members(try link.status())), !plan.delete.isEmpty {
-            Console.out("its Syncthing device is no longer shared with here\n")
+        if let plan = try mesh.reconcile(SyncMeshReconciler.members(try link.status())),
+            plan.folderDevices != nil || !plan.delete.isEmpty
+        {
+            Console.out("the folder is no longer shared with its Syncthing device here\n")
         }
     }
 

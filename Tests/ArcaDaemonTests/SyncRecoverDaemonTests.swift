@@ -60,13 +60,14 @@ struct SyncRecoverDaemonTests {
 
         // Another vault's (well-formed) recovery key: refused, and nothing is set up.
         let other = try #require(recoveryKeyText(fresh, key: circle.keys[2]))
-        guard case .error(let status, let message) = fresh.send(
-            .syncRecover(uid: uid, files: offered, secret: other), as: uid)
+        guard
+            case .error(let refusal, let message) = fresh.send(
+                .syncRecover(uid: uid, files: offered, secret: other), as: uid)
         else {
             Issue.record("a wrong recovery key was accepted")
             return
         }
-        #expect(status == .authFailed)
+        #expect(refusal == .authFailed)
         #expect(message == "the recovery key opens no recovery seal in the synced folder; nothing changed")
         guard case .error(let notSetUp, _) = fresh.send(.syncStatus(uid: uid), as: uid) else {
             Issue.record("sync is set up after a wrong key")
@@ -75,8 +76,9 @@ struct SyncRecoverDaemonTests {
         #expect(notSetUp == .itemNotFound)
         #expect(!FileManager.default.fileExists(atPath: SyncIdentityStore.path(fresh.directory, uid: uid)))
         // No seal at all (only heads): refused the same way.
-        guard case .error(.authFailed, _) = fresh.send(
-            .syncRecover(uid: uid, files: offered.filter { $0.kind == .head }, secret: recovery), as: uid)
+        guard
+            case .error(.authFailed, _) = fresh.send(
+                .syncRecover(uid: uid, files: offered.filter { $0.kind == .head }, secret: recovery), as: uid)
         else {
             Issue.record("a recovery without a seal was accepted")
             return
@@ -93,14 +95,15 @@ struct SyncRecoverDaemonTests {
         let status = try #require(circle.status(2))
         #expect(status.device == id)
         #expect(status.epoch == epochBefore + 1)
-        let removed = Dictionary(uniqueKeysWithValues: status.devices.map { ($0.id, $0.removedAfter) })
+        let removed: [[UInt8]: UInt64?] = Dictionary(uniqueKeysWithValues: status.devices.map { ($0.id, $0.removedAfter) })
         #expect(removed.count == 3)
         #expect(removed[circle.devices[0]] == .some(seqA))
         #expect(removed[circle.devices[1]] == .some(seqB))
-        #expect(removed[id] == .some(nil))
+        #expect(removed[id] == .some(UInt64?.none))
         // A second recover here is refused: it is set up now.
-        guard case .error(.duplicateItem, _) = fresh.send(
-            .syncRecover(uid: uid, files: offered, secret: recovery), as: uid)
+        guard
+            case .error(.duplicateItem, _) = fresh.send(
+                .syncRecover(uid: uid, files: offered, secret: recovery), as: uid)
         else {
             Issue.record("a second recover was accepted")
             return

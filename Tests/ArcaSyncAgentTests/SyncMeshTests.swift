@@ -30,7 +30,8 @@ struct SyncMeshTests {
     @Test func aMemberKnowingOnlyItsApproverAddsAndSharesWithEveryOtherMember() {
         // This device knows only B (its approver); C joined through B and published its card.
         let state = Self.state(
-            members: [(Self.a, false), (Self.b, false), (Self.c, false)], cards: [Self.b: Self.cardB, Self.c: Self.cardC],
+            members: [(Self.a, false), (Self.b, false), (Self.c, false)],
+            cards: [Self.b: Self.cardB, Self.c: Self.cardC],
             configured: [Self.stA: "me", Self.stB: SyncMesh.deviceName(Self.b)], shared: [Self.stA, Self.stB])
         let plan = SyncMesh.plan(state)
         #expect(plan.add == [SyncMesh.Peer(device: Self.c, card: Self.cardC)])
@@ -41,7 +42,8 @@ struct SyncMeshTests {
 
     @Test func aMeshAlreadyInPlaceChangesNothing() {
         let state = Self.state(
-            members: [(Self.a, false), (Self.b, false), (Self.c, false)], cards: [Self.b: Self.cardB, Self.c: Self.cardC],
+            members: [(Self.a, false), (Self.b, false), (Self.c, false)],
+            cards: [Self.b: Self.cardB, Self.c: Self.cardC],
             configured: [
                 Self.stA: "me", Self.stB: SyncMesh.deviceName(Self.b), Self.stC: SyncMesh.deviceName(Self.c),
             ], shared: [Self.stC, Self.stA, Self.stB])
@@ -100,7 +102,9 @@ struct SyncMeshTests {
 
     @Test func whileAJoinWaitsNothingChanges() {
         let plan = SyncMesh.plan(
-            Self.state(members: [], cards: [:], configured: [Self.stA: "me", Self.stB: "arca b"], shared: [Self.stA, Self.stB]))
+            Self.state(
+                members: [], cards: [:], configured: [Self.stA: "me", Self.stB: "arca b"], shared: [Self.stA, Self.stB])
+        )
         #expect(plan == SyncMesh.Plan())
     }
 
@@ -121,6 +125,7 @@ struct SyncMeshTests {
         #expect(SyncMesh.publishable(listen: ["default"]) == ["dynamic"])
         #expect(SyncMesh.publishable(listen: ["tcp://0.0.0.0:22000", "quic://0.0.0.0:22000"]) == ["dynamic"])
         #expect(
-            SyncMesh.publishable(listen: ["tcp://[::]:22000", "tcp://192.168.1.4:22000"]) == ["tcp://192.168.1.4:22000"])
+            SyncMesh.publishable(listen: ["tcp://[::]:22000", "tcp://192.168.1.4:22000"]) == ["tcp://192.168.1.4:22000"]
+        )
     }
 }
