@@ -95,7 +95,8 @@ struct SyncRecoverDaemonTests {
         let status = try #require(circle.status(2))
         #expect(status.device == id)
         #expect(status.epoch == epochBefore + 1)
-        let removed: [[UInt8]: UInt64?] = Dictionary(uniqueKeysWithValues: status.devices.map { ($0.id, $0.removedAfter) })
+        let removed: [[UInt8]: UInt64?] = Dictionary(
+            uniqueKeysWithValues: status.devices.map { ($0.id, $0.removedAfter) })
         #expect(removed.count == 3)
         #expect(removed[circle.devices[0]] == .some(seqA))
         #expect(removed[circle.devices[1]] == .some(seqB))
