@@ -73,13 +73,18 @@ extension SyncSetup {
             for item in seen { Console.out("  \(item)\n") }
         }
         // This Syncthing stops sharing with it now; the others' agents do when the circle update reaches them.
-        let mesh = SyncMeshReconciler(
-            client: syncthing, folder: SyncFolder(root: try folderPath()), device: Hex.encode(try ownDevice(link)),
-            log: { _ in })
-        if let plan = try mesh.reconcile(SyncMeshReconciler.members(try link.status())),
-            plan.folderDevices != nil || !plan.delete.isEmpty
-        {
-            Console.out("the folder is no longer shared with its Syncthing device here\n")
+        // The removal itself is done: a Syncthing that does not answer now is left to this device's agent.
+        do {
+            let mesh = SyncMeshReconciler(
+                client: syncthing, folder: SyncFolder(root: try folderPath()), device: Hex.encode(try ownDevice(link)),
+                log: { _ in })
+            if let plan = try mesh.reconcile(SyncMeshReconciler.members(try link.status())),
+                plan.folderDevices != nil || !plan.delete.isEmpty
+            {
+                Console.out("the folder is no longer shared with its Syncthing device here\n")
+            }
+        } catch {
+            Console.err("arca sync: \(error.description); `arca sync run` unshares it from Syncthing later\n")
         }
     }
 
