@@ -6,8 +6,8 @@ extension CommandTable {
         VerbSpec(
             "sync",
             "sync synchronizable items across your machines: 'init' creates your circle on this one; "
-                + "join, approve, remove, status and run are arca-sync(1)'s",
-            positionals: "init|join|approve|remove|status|run [ARGS...]", maximumPositionals: 64
+                + "join, approve, remove, status, run and recover are arca-sync(1)'s",
+            positionals: "init|join|approve|remove|status|run|recover [ARGS...]", maximumPositionals: 64
         ) { parsed throws(UsageError) in
             // The arca binary execs arca-sync for the other verbs before parsing (CLI.main): only an
             // in-process run gets here with one, and it must never replace its caller.
@@ -15,7 +15,7 @@ extension CommandTable {
                 throw UsageError("'sync \(first)' runs arca-sync; see arca-sync(1)", verb: parsed.verb)
             }
             guard parsed.positionals == ["init"] else {
-                throw UsageError("'sync' needs init, join, approve, remove, status or run", verb: parsed.verb)
+                throw UsageError("'sync' needs init, join, approve, remove, status, run or recover", verb: parsed.verb)
             }
             return .action(
                 VerbAction(verb: parsed.verb, arguments: parsed.positionals) { context, output throws(CLIError) in

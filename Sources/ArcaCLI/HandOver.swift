@@ -34,7 +34,7 @@ struct HandOver {
         return false
     }
 
-    /// `arca sync join|approve|remove|status|run ...` → `arca-sync ...` (the per-user agent and its
+    /// `arca sync join|approve|remove|status|run|recover ...` → `arca-sync ...` (the per-user agent and its
     /// verbs, with Syncthing's REST client); `arca sync init` stays with `arca`.
     static let sync = HandOver(
         verb: "sync", program: "arca-sync", leadingArguments: [], socketOption: "--socket"
@@ -43,7 +43,7 @@ struct HandOver {
     }
 
     /// The sync verbs arca-sync runs.
-    static let syncVerbs: Set<String> = ["join", "approve", "remove", "status", "run"]
+    static let syncVerbs: Set<String> = ["join", "approve", "remove", "status", "run", "recover"]
 
     /// The `--from` value that names the running Secret Service provider.
     static let secretServiceSource = "secret-service"

@@ -87,6 +87,15 @@ extension ArcadClient {
 
     /// Sends `request`; an error reply throws `refused`, a reply `extract` does not recognise
     /// throws `unexpectedReply`.
+    /// `arca sync recover`: the recovery key whose text is `secret` opens a recovery seal among
+    /// `files` (the synced folder's approvals and heads); this machine's new device id. The
+    /// request's copy of `secret` is wiped here; the caller wipes its own.
+    public func syncRecover(uid: UInt32, files: [SyncFile], secret: [UInt8]) throws(SyncCallError) -> [UInt8] {
+        var request = Request.syncRecover(uid: uid, files: files, secret: secret)
+        defer { request.wipeSecrets() }
+        return try expect(request) { if case .syncDevice(let v) = $0 { v } else { nil } }
+    }
+
     private func expect<T>(_ request: Request, _ extract: (Reply) -> T?) throws(SyncCallError) -> T {
         let reply: Reply
         do { reply = try send(request) } catch { throw .client(error) }

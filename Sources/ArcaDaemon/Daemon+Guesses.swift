@@ -18,6 +18,9 @@ extension Daemon {
         case .exportItems(let uid, _, let passphrase):
             // Sealed to the recovery key, an export checks it against the vault: a guess.
             return passphrase ? nil : uid
+        case .syncRecover(let uid, _, _):
+            // A recovery key tried against the recovery seals: a guess.
+            return uid
         case .status, .kdfParameters, .enroll, .openSession, .closeSession, .lock, .lockAll, .add, .copyMatching,
             .update, .delete, .passwordReset, .listSessions, .grant, .revokeGrant, .listGrants, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,

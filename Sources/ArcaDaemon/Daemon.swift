@@ -186,6 +186,8 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try importItems(uid: uid, backup: backup, secret: try secretCopy(secret), peer: peer)
         case .syncInit(let uid):
             return try syncInit(uid: uid, peer: peer)
+        case .syncRecover(let uid, let files, let secret):
+            return try syncRecover(uid: uid, files: files, secret: try secretCopy(secret), peer: peer)
         case .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus, .syncConflicts, .syncResolve:
             return try syncRequest(request, peer: peer)
         }

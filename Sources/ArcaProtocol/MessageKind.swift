@@ -88,6 +88,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case syncConflicts = 0x0039
     /// ``Request/syncResolve(uid:item:keep:)``.
     case syncResolve = 0x003A
+    /// ``Request/syncRecover(uid:files:secret:)``.
+    case syncRecover = 0x003D
 
     /// ``Reply/ok``.
     case ok = 0x8000

@@ -161,7 +161,7 @@ extension Reply {
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
             .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems, .importItems,
             .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus, .syncConflicts,
-            .syncResolve:
+            .syncResolve, .syncRecover:
             throw .unexpectedKind(kind)
         }
     }

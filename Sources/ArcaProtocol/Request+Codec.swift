@@ -140,6 +140,10 @@ extension Request {
             w.u32(uid)
             try w.fixed(item, field: "item", length: ProtocolLimits.syncItemRefLength)
             try w.fixed(keep, field: "version", length: ProtocolLimits.syncHashLength)
+        case .syncRecover(let uid, let files, let secret):
+            w.u32(uid)
+            try w.syncFiles(files)
+            try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
         }
     }
 
@@ -273,6 +277,10 @@ extension Request {
             return .syncResolve(
                 uid: try r.u32(), item: try r.fixed(field: "item", length: ProtocolLimits.syncItemRefLength),
                 keep: try r.fixed(field: "version", length: ProtocolLimits.syncHashLength))
+        case .syncRecover:
+            return .syncRecover(
+                uid: try r.u32(), files: try r.syncFiles(),
+                secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
         case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
             .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary,
             .syncDevice, .syncApproval, .syncOutbox, .syncPushResult, .syncRemoval, .syncStatusReply,

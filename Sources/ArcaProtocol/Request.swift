@@ -122,6 +122,11 @@ public enum Request: Sendable, Hashable {
     case syncConflicts(uid: UInt32)
     /// Resolves a conflict by keeping version `keep` (a record hash) of `item` (`arca resolve`).
     case syncResolve(uid: UInt32, item: [UInt8], keep: [UInt8])
+    /// On a fresh device, when every device of the circle is lost (`arca sync recover`): the
+    /// recovery key whose text is `secret` opens a recovery seal among `files` (approvals of
+    /// the synced folder) and the circle is taken over by a new device identity here, the old
+    /// devices removed after their last head among `files`. Replied with ``Reply/syncDevice(id:)``.
+    case syncRecover(uid: UInt32, files: [SyncFile], secret: [UInt8])
 
     /// The header kind of this request.
     public var kind: MessageKind {
@@ -168,6 +173,7 @@ public enum Request: Sendable, Hashable {
         case .syncStatus: return .syncStatus
         case .syncConflicts: return .syncConflicts
         case .syncResolve: return .syncResolve
+        case .syncRecover: return .syncRecover
         }
     }
 }

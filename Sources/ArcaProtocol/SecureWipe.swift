@@ -140,6 +140,10 @@ extension Request {
             self = .lockAll
             SecureWipe.zero(&secret)
             self = .importItems(uid: uid, backup: backup, secret: secret)
+        case .syncRecover(let uid, let files, var secret):
+            self = .lockAll
+            SecureWipe.zero(&secret)
+            self = .syncRecover(uid: uid, files: files, secret: secret)
         }
     }
 }

@@ -12,6 +12,10 @@ public enum RecoverySeal {
     static let signatureDomain: [UInt8] = Array("arca-sync-recovery-seal-v1".utf8)
     static let label = "arca.sync-recovery-identity.v1"
 
+    /// Whether `bytes` starts as a recovery seal does (its magic): how `arca sync recover`
+    /// tells the seals among a folder's approvals, before arcad opens them.
+    public static func isSeal(_ bytes: [UInt8]) -> Bool { bytes.starts(with: magic) }
+
     /// The identity derived from the 32-byte recovery key.
     public static func identity(recoveryKey: SecretBytes) throws -> SigningKey {
         try SigningKey(seed: SubkeyDerivation.derive(from: recoveryKey, label: label))

@@ -8,7 +8,8 @@ public enum SyncAgentError: Error, Equatable, Sendable, CustomStringConvertible 
     case arcad(String)
     /// The synced folder could not be read or written (exit 5).
     case folder(String)
-    /// The user declined, or the verification code did not match (exit 6).
+    /// The user declined, the verification code did not match, or the recovery key opened no
+    /// recovery seal (exit 6).
     case notConfirmed(String)
 
     public var description: String {

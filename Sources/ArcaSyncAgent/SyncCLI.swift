@@ -18,6 +18,8 @@ public enum SyncCLI {
                                   on a member: check the code, admit the joining device, share the folder
           remove ID               drop a device from the circle (new epoch key); lists what it has seen
           status [--json]         this device, the circle's devices, pending records, conflicts, reports
+          recover                 every device lost: on a fresh one, the recovery key (stdin) opens the
+                                  circle's recovery seal in the synced folder; this device takes it over
           run                     the agent: carries ciphertext between the synced folder and arcad
         options:
           --syncthing-home DIR    Syncthing's directory with config.xml (REST address and API key)
@@ -26,7 +28,7 @@ public enum SyncCLI {
                                   ~/.local/share/arca/sync)
           --socket PATH           arcad's socket (default: $ARCA_SOCKET, else /run/arca/arcad.sock)
           --address ADDR          the other device's Syncthing address (default: dynamic, i.e. discovery)
-        exit status: 0 ok, 2 usage, 3 Syncthing, 4 arcad, 5 folder, 6 not confirmed
+        exit status: 0 ok, 2 usage, 3 Syncthing, 4 arcad, 5 folder, 6 not confirmed or wrong recovery key
         """
 
     /// The Syncthing folder id every device of a circle shares.
@@ -61,6 +63,7 @@ public enum SyncCLI {
                 sas: options.values["sas"], yes: options.flags.contains("yes"))
         case "remove": try setup.remove(options.positionals[0])
         case "status": try setup.status(json: options.flags.contains("json"))
+        case "recover": try setup.recover()
         case "run": try setup.run()
         default: throw .usage("unknown verb \(options.verb)")
         }

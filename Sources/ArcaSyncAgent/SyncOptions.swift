@@ -6,6 +6,7 @@ struct SyncOptions: Equatable {
     /// The options each verb takes besides the common ones.
     static let verbOptions: [String: Set<String>] = [
         "join": ["address"], "approve": ["address", "sas", "yes"], "remove": ["yes"], "status": ["json"], "run": [],
+        "recover": [],
     ]
     static let common: Set<String> = ["syncthing-home", "folder", "socket", "help"]
 

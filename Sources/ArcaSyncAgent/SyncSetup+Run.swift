@@ -10,6 +10,7 @@ import Dispatch
 /// file arrived in the folder) and arcad's waitEvents (the vault or sync state changed) — and
 /// wake the loop, which runs one ``SyncAgent/pass()``. Nothing runs on a timer: an idle agent
 /// wakes when one of the long-polls returns (Syncthing's events timeout, arcad's 25 s bound).
+/// After each pass the Syncthing mesh is reconciled with the circle (``SyncMeshReconciler``).
 extension SyncSetup {
     func run() throws(SyncAgentError) -> Never {
         let path = try share(with: [])
@@ -21,6 +22,9 @@ extension SyncSetup {
             device: device, arcad: link, folder: folder,
             scanner: { (sub: String) throws(SyncAgentError) in try client.scan(SyncCLI.folderID, sub: sub) },
             log: { Console.err("arca-sync: \($0)\n") })
+        let mesh = SyncMeshReconciler(
+            client: client, folder: folder, device: device, log: { Console.err("arca-sync: \($0)\n") })
+        var published = false
         Console.err("arca-sync: device \(device.prefix(16))… folder \(path)\n")
         let wake = DispatchSemaphore(value: 1)
         let socket = self.socket
@@ -39,6 +43,12 @@ extension SyncSetup {
             while wake.wait(timeout: .now()) == .success {}
             do {
                 try agent.pass()
+                // The mesh follows the circle: at start, and after a pass that changed it or a card.
+                if !published {
+                    try mesh.publishCard()
+                    published = true
+                }
+                try mesh.reconcile(SyncMeshReconciler.members(try link.status()))
                 failures = 0
             } catch {
                 failures += 1

@@ -57,10 +57,12 @@ extension SyncSetup {
         Console.out("approved \(deviceID.short)…; it takes the circle key when its agent runs\n")
     }
 
-    /// `remove`: arcad rotates the epoch key to the remaining devices and says what the removed one saw.
+    /// `remove`: arcad rotates the epoch key to the remaining devices and says what the removed one
+    /// saw; then this device's Syncthing unshares the folder from the removed device and forgets it.
     func remove(_ hex: String) throws(SyncAgentError) {
         let device = try Self.deviceID(hex.lowercased())
-        let removal = try link().remove(device.bytes)
+        let link = try link()
+        let removal = try link.remove(device.bytes)
         let seen = removal.seenItems
         Console.out(
             "removed \(device.short)…; epoch \(removal.epoch) sealed to the remaining devices and the recovery key\n")
@@ -69,6 +71,20 @@ extension SyncSetup {
         } else {
             Console.out("it had seen \(seen.count) item(s); change these secrets:\n")
             for item in seen { Console.out("  \(item)\n") }
+        }
+        // This Syncthing stops sharing with it now; the others' agents do when the circle update reaches them.
+        // The removal itself is done: a Syncthing that does not answer now is left to this device's agent.
+        do {
+            let mesh = SyncMeshReconciler(
+                client: syncthing, folder: SyncFolder(root: try folderPath()), device: Hex.encode(try ownDevice(link)),
+                log: { _ in })
+            if let plan = try mesh.reconcile(SyncMeshReconciler.members(try link.status())),
+                plan.folderDevices != nil || !plan.delete.isEmpty
+            {
+                Console.out("the folder is no longer shared with its Syncthing device here\n")
+            }
+        } catch {
+            Console.err("arca sync: \(error.description); `arca sync run` unshares it from Syncthing later\n")
         }
     }
 

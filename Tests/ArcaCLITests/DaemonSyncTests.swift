@@ -28,8 +28,8 @@ extension CLIAgainstArcadBinaryTests {
                     Step(
                         arguments: ["sync"], status: 2,
                         stderr:
-                            "error: 'sync' needs init, join, approve, remove, status or run\n"
-                            + "usage: arca sync [options] init|join|approve|remove|status|run [ARGS...]\n"
+                            "error: 'sync' needs init, join, approve, remove, status, run or recover\n"
+                            + "usage: arca sync [options] init|join|approve|remove|status|run|recover [ARGS...]\n"
                     ),
                 ], uid: arcad.owner.uid
             ) { try arcad.arca($0, stdin: $1) }

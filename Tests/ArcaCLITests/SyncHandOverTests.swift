@@ -5,7 +5,7 @@ import Testing
 /// `arca sync VERB` hands over to arca-sync for every verb but init, which stays in arca.
 @Suite struct SyncHandOverTests {
     @Test func onlyTheAgentsVerbsHandOver() {
-        for verb in ["join", "approve", "remove", "status", "run"] {
+        for verb in ["join", "approve", "remove", "status", "run", "recover"] {
             #expect(HandOver.matching(["sync", verb, "x"])?.handOver.program == "arca-sync", "\(verb)")
         }
         #expect(HandOver.matching(["sync", "init"]) == nil)
@@ -39,6 +39,6 @@ import Testing
         #expect(CLI.run(["sync", "frob"], output: &output) == 2)
         #expect(
             String(decoding: output.standardError, as: UTF8.self).hasPrefix(
-                "error: 'sync' needs init, join, approve, remove, status or run\n"))
+                "error: 'sync' needs init, join, approve, remove, status, run or recover\n"))
     }
 }

@@ -139,6 +139,10 @@ enum Fixtures {
         .syncStatus(uid: 1000),
         .syncConflicts(uid: 0),
         .syncResolve(uid: 1000, item: reference, keep: key),
+        .syncRecover(
+            uid: 1000, files: [SyncFile(kind: .approval, author: key, bytes: Array("ARK1".utf8))],
+            secret: Array("ABCD-EFGH".utf8)),
+        .syncRecover(uid: .max, files: [], secret: []),
     ]
 
     static let reference = [UInt8](0..<16)

@@ -7,7 +7,7 @@ struct RoundTripTests {
     func fixturesCoverEveryKind() {
         let kinds = Set(Fixtures.requests.map(\.kind) + Fixtures.replies.map(\.kind))
         #expect(kinds == Set(MessageKind.allCases))
-        #expect(MessageKind.allCases.filter(\.isRequest).count == 42)
+        #expect(MessageKind.allCases.filter(\.isRequest).count == 43)
         #expect(MessageKind.allCases.filter { !$0.isRequest }.count == 22)
     }
 

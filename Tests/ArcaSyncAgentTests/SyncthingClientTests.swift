@@ -80,4 +80,38 @@ import Testing
             try wrong.deviceID()
         }
     }
+
+    /// The mesh reconciler against this real Syncthing: a member's card in the folder makes it a
+    /// configured device shared with; its removal unshares and deletes it; a second run is a no-op.
+    @Test func theMeshReconcilerAddsAndRemovesMembersDevices() throws {
+        let me = try client.deviceID()
+        let path = home + "/sync"
+        let folder = SyncFolder(root: path)
+        try folder.create()
+        try client.shareFolder("arca-sync", path: path, with: [me])
+        let own = String(repeating: "a1", count: 32)
+        let peer = String(repeating: "b2", count: 32)
+        let peerST = "A73WAPK-5QAOGTZ-SZO62VI-NDFOBMA-7VIFETD-MFNLHI6-ES53SRP-R7R5HAP"
+        var logged: [String] = []
+        let mesh = SyncMeshReconciler(client: client, folder: folder, device: own, log: { logged.append($0) })
+        try mesh.publishCard()
+        let card = SyncMesh.Card(parsing: folder.read(own, "syncthing") ?? [])
+        #expect(card == SyncMesh.Card(syncthing: me, addresses: ["tcp://127.0.0.1:\(client.endpoint.port + 1)"]))
+
+        try folder.write(
+            SyncMesh.Card(syncthing: peerST, addresses: ["tcp://127.0.0.1:9"]).bytes, device: peer, "syncthing")
+        let members = [SyncMesh.Member(device: own, removed: false), SyncMesh.Member(device: peer, removed: false)]
+        let added = try mesh.reconcile(members)
+        #expect(added?.add.map(\.card.syncthing) == [peerST])
+        #expect(try client.devices()[peerST] == "arca b2b2b2b2b2b2b2b2")
+        #expect(try client.folder("arca-sync")?.devices.sorted() == [me, peerST].sorted())
+        #expect(try mesh.reconcile(members) == nil)
+
+        let removed = [SyncMesh.Member(device: own, removed: false), SyncMesh.Member(device: peer, removed: true)]
+        let plan = try mesh.reconcile(removed)
+        #expect(plan == SyncMesh.Plan(add: [], folderDevices: [me], delete: [peerST]))
+        #expect(try client.devices()[peerST] == nil)
+        #expect(try client.folder("arca-sync")?.devices == [me])
+        #expect(logged.count == 4)
+    }
 }

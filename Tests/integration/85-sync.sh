@@ -3,14 +3,17 @@
 # (discovery, relays, NAT, reporting off; REST on loopback ports with API keys; devices at
 # tcp://127.0.0.1:PORT), three arcads with their own state dirs and sockets, three throwaway
 # users standing for one person's three machines A, B, C, each running `arca sync run`.
-# Covers: init/join/approve with the 6-digit code (a wrong code refused); an item added on A
+# Covers: init/join/approve with the 6-digit code (a wrong code refused; on a terminal, "n" at
+# the y/N prompt approves nothing and "y" approves); status --json; an item added on A
 # readable from B's and C's kernel keyrings; ThisDeviceOnly and non-synchronizable items never
 # leave A (nothing in clear in any synced folder); a byte flipped in a record refused and
 # reported, then replaced by the author; an old head restored reported as a rollback; an
 # offline device catching up; B stopped while A edits and C deletes an item: all three converge
 # with one sibling; C's clock 10 minutes ahead (arcad's sync_clock_offset_ms) flagged; C
-# removed: the epoch rotates and C's later records are refused; B away past the sync horizon
-# (arcads restarted 31 days on): A collects its delete and publishes a snapshot, B's offline edit
+# removed: the epoch rotates and C's later records are refused. The Syncthing mesh: every member
+# shares with every other (A's Syncthing stopped, B's item reaches C); a removed device is
+# unshared and deleted from the others' Syncthing. B away past the sync horizon (arcads
+# restarted 31 days on): A collects its delete and publishes a snapshot, B's offline edit
 # becomes one conflict sibling, never a resurrection.
 set -uo pipefail
 build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
@@ -63,16 +66,42 @@ for i in 0 1 2; do st_start "$i" || echo "FAIL syncthing $i did not start"; done
 check "init on A" "0" rc sync_as_init 0
 address_a=$(sync_as 0 status | sed -n 's/^this device: //p')
 check "status prints A as ID@SYNCTHING-ID" "${st_devid[0]}" sh -c "printf %s '$address_a' | cut -d@ -f2"
+# approve_tty I ADDRESS ANSWER: approve on a terminal (script(1) gives it one), ANSWER typed at its y/N prompt.
+approve_tty() {
+    printf '%s\n' "$3" | as_user 0 script -qec "$build/arca sync approve $2 --address tcp://127.0.0.1:${st_listen[$1]} \
+        --syncthing-home $work/u0/home/st --folder $work/u0/sync" /dev/null
+}
+# json_status I EXPR: a Python expression over instance I's `status --json` (d).
+json_status() { sync_as "$1" status --json | python3 -c "import json, sys; d = json.load(sys.stdin); print($2)"; }
+declare -a arca_id=()
+arca_id[0]=${address_a%@*}
 for i in 1 2; do
     out=$(sync_as "$i" join "$address_a" --address "tcp://127.0.0.1:${st_listen[0]}")
     address=$(printf '%s\n' "$out" | sed -n 's/^this device: //p')
+    arca_id[$i]=${address%@*}
     code=$(printf '%s\n' "$out" | sed -n 's/^verification code: //p' | tr -d ' ')
     check "join on ${letters[$i]} prints a 6-digit code" "6" sh -c "printf %s '$code' | wc -c"
     check "approve refuses a wrong code (exit 6)" "6" rc sync_as 0 approve "$address" \
         --address "tcp://127.0.0.1:${st_listen[$i]}" --sas 000001 --yes
-    check "approve ${letters[$i]} on A with its code" "0" rc sync_as 0 approve "$address" \
-        --address "tcp://127.0.0.1:${st_listen[$i]}" --sas "$code" --yes
+    if [ "$i" -eq 1 ]; then
+        prompt=$(approve_tty "$i" "$address" n; echo "rc=$?")
+        check "approve on a terminal shows B's code and asks" "1" sh -c "printf '%s' '$prompt' | \
+            grep -c 'verification code: ${code:0:3} ${code:3}'"
+        check "answered n: exit 6, nothing approved" "rc=6" sh -c "printf '%s' '$prompt' | tail -1 | tr -d '\r'"
+        check "answered n: A's circle is A alone" "1" json_status 0 'len(d["devices"])'
+        check "approve on a terminal, answered y: exit 0" "0" rc approve_tty "$i" "$address" y
+        check "answered y: B is in A's circle" "2" json_status 0 'len(d["devices"])'
+    else
+        check "approve ${letters[$i]} on A with its code" "0" rc sync_as 0 approve "$address" \
+            --address "tcp://127.0.0.1:${st_listen[$i]}" --sas "$code" --yes
+    fi
 done
+ids_sorted=$(printf '%s\n' "${arca_id[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+check "status --json on A: device, address, folder, epoch, seq" \
+    "${arca_id[0]} $address_a $work/u0/sync 0 0 0 0 []" \
+    json_status 0 'd["device"], d["address"], d["folder"], d["epoch"], d["seq"], d["queued"], d["conflicts"], d["reports"]'
+check "status --json on A: the three devices, all active" "$ids_sorted True True True" \
+    json_status 0 '" ".join([x["id"] for x in d["devices"]] + [str(x["active"]) for x in d["devices"]])'
 for i in 0 1 2; do start_sync_agent "$i"; done
 
 # --- an item added on A is readable from B's and C's kernel keyrings ---
@@ -157,13 +186,42 @@ printf 'from-the-future' | arca_as 2 add -s "skew$tag" -a k --synchronizable >/d
 eventually "an item from C (clock 10 min ahead) reaches A" "from-the-future" kernel 0 "skew$tag" k
 eventually "A flags C's clock as ahead" "yes" reported 0 "minutes ahead (accepted)"
 
-# --- a removed device: new epoch, its later records refused ---
+# --- the mesh: every member shares the folder with every other; A's Syncthing stopped, B reaches C ---
+# st_ids I PATH: the sorted device ids of a REST config list (devices, or a folder's devices).
+st_ids() {
+    st_api "$1" GET "$2" | python3 -c 'import json, sys
+d = json.load(sys.stdin); d = d["devices"] if isinstance(d, dict) else d
+print(" ".join(sorted(x["deviceID"] for x in d)))'
+}
+all3=$(printf '%s\n' "${st_devid[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+for i in 0 1 2; do
+    eventually "${letters[$i]}'s Syncthing knows all three devices" "$all3" st_ids "$i" /rest/config/devices
+    eventually "${letters[$i]}'s folder is shared with all three" "$all3" st_ids "$i" /rest/config/folders/arca-sync
+done
+kill -STOP -- "-${st_pid[0]}"
+printf 'via-mesh' | arca_as 1 add -s "mesh$tag" -a m --synchronizable >/dev/null
+eventually "A's Syncthing stopped: an item added on B reaches C" "via-mesh" kernel 2 "mesh$tag" m
+kill -CONT -- "-${st_pid[0]}"
+
+# --- a removed device: new epoch, unshared everywhere, its later records refused ---
 epoch() { sync_as "$1" status | sed -n 's/^epoch: //p'; }
 epoch_before=$(epoch 0)
 dev_c=$(sync_as 2 status | sed -n 's/^this device: //p' | cut -d@ -f1)
 check "remove C on A" "0" rc sync_as 0 remove "$dev_c"
 check "the epoch rotates" "$((epoch_before + 1))" epoch 0
+ab=$(printf '%s\n' "${st_devid[0]}" "${st_devid[1]}" | sort | tr '\n' ' ' | sed 's/ $//')
+check "A's Syncthing no longer has C's device" "$ab" st_ids 0 /rest/config/devices
+check "A's folder is no longer shared with C" "$ab" st_ids 0 /rest/config/folders/arca-sync
+eventually "B's Syncthing no longer has C's device" "$ab" st_ids 1 /rest/config/devices
+eventually "B's folder is no longer shared with C" "$ab" st_ids 1 /rest/config/folders/arca-sync
+# C's later record cannot reach A through Syncthing any more: delivered by hand, arcad refuses it.
+c_records=$work/u2/sync/$dev_c/records
+c_before=$(ls "$c_records" | wc -l)
 printf 'from-removed' | arca_as 2 add -s "removed$tag" -a r --synchronizable >/dev/null
+eventually "C writes its record into its own folder" "$((c_before + 1))" sh -c "ls $c_records | wc -l"
+cp "$c_records"/*.rec "$work/u0/sync/$dev_c/records/" && cp "$work/u2/sync/$dev_c/head" "$work/u0/sync/$dev_c/head"
+chown -R "$(id -u "${st_user[0]}"):$(id -g "${st_user[0]}")" "$work/u0/sync/$dev_c"
+printf 'wake' | arca_as 0 add -s "wake$tag" -a w --synchronizable >/dev/null
 eventually "A reports the removed device's record" "yes" reported 0 "removed device"
 check "the removed device's item is not on A" "none" kernel 0 "removed$tag" r
 
