@@ -74,7 +74,7 @@ extension Daemon {
                 return .syncPushResult(
                     files.map { _ in SyncFileOutcome(code: .queued, message: "the vault is locked") })
             }
-            try drainSyncQueue(state: state, vault: vault, key: key)
+            try syncCatchUp(state: state, vault: vault, key: key)
             let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key)
             // A circle update may name the author or epoch of files that wait in the queue.
             if zip(files, outcomes).contains(where: { $0.kind == .approval && $1.code == .applied }) {
@@ -302,18 +302,7 @@ extension Daemon {
 
     /// For each primary key, the live item of the circle that holds it.
     static func primaryKeyOwners(_ replica: SyncReplica) -> [[UInt8]: (ref: ItemRef, version: ItemVersion)] {
-        var owners: [[UInt8]: (ref: ItemRef, version: ItemVersion)] = [:]
-        for (ref, version) in replica.liveItems {
-            guard let item = portable(version) else { continue }
-            let pk = item.primaryKey
-            if let held = owners[pk],
-                (held.version.header.clock, held.version.header.author) > (version.header.clock, version.header.author)
-            {
-                continue
-            }
-            owners[pk] = (ref, version)
-        }
-        return owners
+        primaryKeyOwnership(replica).owners
     }
 
     /// A version's item, if it is one that may be synced.
