@@ -168,7 +168,11 @@ extension Daemon {
         }
         let gone = Set(session.owners().keys.filter { here[$0] == nil })
         let sealed = try seal(here, gone: gone, session: session)
-        do { try vault.clearPendingSyncChanges(try vault.pendingSyncChanges()) } catch { throw HandlerError.vault(error) }
+        do {
+            try vault.clearPendingSyncChanges(try vault.pendingSyncChanges())
+        } catch {
+            throw HandlerError.vault(error)
+        }
         return sealed
     }
 

@@ -116,7 +116,11 @@ extension Daemon {
         }
         guard !take.isEmpty || !reports.isEmpty else { return [] }
         for report in reports {
-            if let session = state.sync { session.note(report) } else { Log.warning("uid \(state.uid): sync: \(report)") }
+            if let session = state.sync {
+                session.note(report)
+            } else {
+                Log.warning("uid \(state.uid): sync: \(report)")
+            }
         }
         // Taken files that must wait again are queued anew by the caller.
         try store.removeQueue()
@@ -139,7 +143,9 @@ extension Daemon {
         switch file.kind {
         case .record:
             guard let record = try? SyncRecord(parsing: file.bytes) else { return "not a sync record; not kept" }
-            guard record.header.author == author else { return "a record in \(author.short)'s folder names another author" }
+            guard record.header.author == author else {
+                return "a record in \(author.short)'s folder names another author"
+            }
             guard record.signatureIsValid else { return SyncError.forged(author).description }
         case .head:
             guard let head = try? SignedHead(parsing: file.bytes) else { return "not a sync head; not kept" }

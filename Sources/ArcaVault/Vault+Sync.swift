@@ -48,7 +48,8 @@ extension Vault {
         // Not marked for the outbox: the circle already holds what this writes.
         try batch {
             do { _ = try delete(item.primaryKeyQuery, markingSync: false) } catch VaultError.itemNotFound {}
-            try add(item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true, markingSync: false)
+            try add(
+                item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true, markingSync: false)
         }
     }
 

@@ -40,21 +40,26 @@ struct SyncOutboxDaemonTests {
         return ArcaVault.Query(.genericPassword, attributes: a, synchronizable: .yes)
     }
 
+    /// Two machines; `items` (service, secret, class) added on A and carried to B.
+    func circle(with items: [(String, String, ArcaProtocol.Accessibility?)]) throws -> SyncCircle {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        for (service, secret, accessible) in items { circle.addSynced(0, service, secret, accessible: accessible) }
+        circle.carry(0, 1)
+        return circle
+    }
+
     @Test("an update seals its own item even when another synchronizable item cannot be decrypted")
     func anUpdateReadsOnlyItsRows() throws {
-        let circle = try SyncCircle(uid: alice, count: 2)
+        let circle = try circle(with: [("mail", "m1", nil), ("chat", "c1", nil)])
         defer { circle.cleanUp() }
-        circle.addSynced(0, "mail", "m1")
-        circle.addSynced(0, "chat", "c1")
-        circle.carry(0, 1)
         #expect(circle.synced(1, "mail") == "m1")
         #expect(try pending(circle, 0) == [] && pending(circle, 1) == [])
         // Chat's attributes no longer open: a comparison of every item fails on it (main did
         // one after every update, and sealed nothing); the update of mail reads mail's row only.
         try behindArcad(circle, 0) { vault in
-            let tag = try vault.primaryKeyTag(
-                of: PortableItem(
-                    itemClass: .genericPassword, attributes: syncedQuery("chat").attributes, secret: SecretBytes(count: 0)))
+            let chat = PortableItem(
+                itemClass: .genericPassword, attributes: syncedQuery("chat").attributes, secret: try SecretBytes(count: 0))
+            let tag = try vault.primaryKeyTag(of: chat)
             try vault.db.statement("UPDATE items SET meta = zeroblob(length(meta)) WHERE pk = ?").bind(.blob(tag)).run()
         }
         #expect(circle.updateSynced(0, "mail", "m2") == .ok)
@@ -67,11 +72,8 @@ struct SyncOutboxDaemonTests {
 
     @Test("a change committed without its seal (a crash) is sealed by the next request, once")
     func aChangeLeftPendingIsSealedLater() throws {
-        let circle = try SyncCircle(uid: alice, count: 2)
+        let circle = try circle(with: [("mail", "m1", nil), ("gone", "g1", nil)])
         defer { circle.cleanUp() }
-        circle.addSynced(0, "mail", "m1")
-        circle.addSynced(0, "gone", "g1")
-        circle.carry(0, 1)
         try behindArcad(circle, 0) { vault in
             try vault.update(syncedQuery("mail"), changes: ItemAttributes(), secret: try secretBytes("m2"))
             try vault.delete(syncedQuery("gone"))
@@ -95,11 +97,8 @@ struct SyncOutboxDaemonTests {
 
     @Test("with whenUnlocked locked, an afterFirstUnlock item's change is sealed at once, a locked one's waits")
     func aChangeWhileWhenUnlockedIsLocked() throws {
-        let circle = try SyncCircle(uid: alice, count: 2)
+        let circle = try circle(with: [("chat", "c1", .afterFirstUnlock), ("mail", "m1", nil)])
         defer { circle.cleanUp() }
-        circle.addSynced(0, "chat", "c1", accessible: .afterFirstUnlock)
-        circle.addSynced(0, "mail", "m1")
-        circle.carry(0, 1)
         let a = circle.machines[0]
         #expect(a.send(.lock(uid: alice, classes: .whenUnlocked), as: alice) == .ok)
         #expect(circle.updateSynced(0, "chat", "c2") == .ok)
@@ -121,5 +120,35 @@ struct SyncOutboxDaemonTests {
         circle.carry(0, 1)
         #expect(circle.synced(1, "mail") == "m2")
         #expect(circle.synced(1, "chat") == "c3")
+    }
+
+    @Test("the items an import adds are sealed once, through the pending rows; a re-import seals nothing")
+    func anImportIsSealedOnce() throws {
+        let circle = try circle(with: [])
+        defer { circle.cleanUp() }
+        let source = try TestDaemon()
+        defer { source.cleanUp() }
+        _ = try enrolled(source, alice)
+        var attributes = genp("imported", "alice")
+        attributes[.synchronizable] = .bool(true)
+        let add = AddRequest(
+            vault: .user(uid: alice), itemClass: .genericPassword, attributes: attributes,
+            secret: Array("from-backup".utf8))
+        #expect(source.send(.add(add), as: alice) == .items([]))
+        let pass = Array("a long enough passphrase".utf8)
+        guard case .backup(let backup) = source.send(.exportItems(uid: alice, secret: pass, passphrase: true), as: alice)
+        else {
+            Issue.record("no backup")
+            return
+        }
+        let a = circle.machines[0]
+        let request = Request.importItems(uid: alice, backup: backup, secret: pass)
+        #expect(a.send(request, as: alice) == .importSummary(added: 1, replaced: 0, unchanged: 0))
+        #expect(try pending(circle, 0) == [])
+        #expect(circle.status(0)?.seq == 1)
+        #expect(a.send(request, as: alice) == .importSummary(added: 0, replaced: 0, unchanged: 1))
+        #expect(circle.status(0)?.seq == 1)
+        circle.carry(0, 1)
+        #expect(circle.synced(1, "imported") == "from-backup")
     }
 }

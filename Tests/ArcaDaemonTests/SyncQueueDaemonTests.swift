@@ -78,7 +78,8 @@ struct SyncQueueDaemonTests {
         // At most `authors` devices: the 15 next ones are kept, the rest refused.
         var others: [SyncFile] = []
         for _ in 0..<20 { others += try foreignRecords(1).files }
-        #expect(push(t, others).map(\.code) == Array(repeating: .queued, count: 15) + Array(repeating: .refused, count: 5))
+        let codes: [SyncFileOutcomeCode] = Array(repeating: .queued, count: 15) + Array(repeating: .refused, count: 5)
+        #expect(push(t, others).map(\.code) == codes)
         let held = size(queueFile(t))
         #expect(held > 0 && held <= SyncQueueLimits.bytes)
         // Another user of the same arcad is served meanwhile.
@@ -89,7 +90,8 @@ struct SyncQueueDaemonTests {
         let status = circle.status(0)
         #expect(status?.queued == UInt32(SyncQueueLimits.filesPerAuthor + 15))
         let short = try DeviceID(flooder).short
-        #expect(status?.reports.contains { $0.hasPrefix("52 files from device \(short) dropped: the queue was full") } == true)
+        let dropped = "52 files from device \(short) dropped: the queue was full"
+        #expect(status?.reports.contains { $0.hasPrefix(dropped) } == true)
         #expect(status?.reports.filter { $0.hasPrefix("1 files from device ") }.count == 5)
         // A request afterwards does not retry them: the queue file is not rewritten.
         let before = modified(queueFile(t))

@@ -35,7 +35,8 @@ import Testing
         try vault.add(.genericPassword, attributes: synced("mail"), secret: secret("s"))
         let mail = try tag(vault, "mail")
         #expect(try vault.pendingSyncChanges() == [mail])
-        try vault.update(query({ $0.service = "mail" }) { $0.synchronizable = .yes }, changes: ItemAttributes(), secret: secret("t"))
+        try vault.update(
+            query({ $0.service = "mail" }) { $0.synchronizable = .yes }, changes: ItemAttributes(), secret: secret("t"))
         #expect(try vault.pendingSyncChanges() == [mail])
         guard case .item(let item) = try vault.synchronizedRow(tag: mail) else {
             Issue.record("the row is not read")
@@ -45,7 +46,8 @@ import Testing
         try vault.clearPendingSyncChanges([mail])
         // A rename notes the old key (now absent) and the new one.
         try vault.update(
-            query({ $0.service = "mail" }) { $0.synchronizable = .yes }, changes: ItemAttributes { $0.service = "post" })
+            query({ $0.service = "mail" }) { $0.synchronizable = .yes },
+            changes: ItemAttributes { $0.service = "post" })
         let post = try tag(vault, "post")
         #expect(Set(try vault.pendingSyncChanges()) == [mail, post])
         guard case .absent = try vault.synchronizedRow(tag: mail) else {
@@ -77,7 +79,8 @@ import Testing
         try vault.add(.genericPassword, attributes: synced("mail"), secret: secret("s"))
         try vault.clearPendingSyncChanges([try tag(vault, "mail")])
         // A duplicate add rolls back with its tag.
-        #expect(vaultError { try vault.add(.genericPassword, attributes: synced("mail"), secret: secret("x")) } == .duplicateItem)
+        let duplicate = vaultError { try vault.add(.genericPassword, attributes: synced("mail"), secret: secret("x")) }
+        #expect(duplicate == .duplicateItem)
         #expect(try vault.pendingSyncChanges() == [])
     }
 
