@@ -47,12 +47,18 @@ extension Vault {
         }
     }
 
-    /// With sync not set up for this vault: the pending tags give way to `compareEverything`
-    /// (the first sync compares every item anyway), so the table never grows without a reader.
-    public func resetPendingSyncChanges() throws {
-        let pending = try pendingSyncChanges()
-        guard pending != [Self.compareEverything] else { return }
+    /// With sync not set up for this vault: `compareEverything` is kept (the first sync
+    /// compares every item), which makes the other tags redundant; they are cleared once more
+    /// than `limit` gathered, so the table stays bounded without a write after every request.
+    public func resetPendingSyncChanges(limit: Int = 1024) throws {
         try guarded {
+            let s = try db.statement("SELECT count(*), count(CASE WHEN pk = ? THEN 1 END) FROM sync_pending")
+            defer { s.finish() }
+            try s.bindAt(1, .blob(Self.compareEverything))
+            guard try s.step() else { return }
+            let (count, marked) = (s.int(0), s.int(1))
+            s.finish()
+            guard marked == 0 || count > Int64(limit) else { return }
             try db.transaction {
                 try db.execute("DELETE FROM sync_pending")
                 try markSyncChanged(Self.compareEverything)

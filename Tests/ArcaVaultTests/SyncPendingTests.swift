@@ -96,6 +96,14 @@ import Testing
         }
         try vault.resetPendingSyncChanges()
         #expect(try vault.pendingSyncChanges() == [Vault.compareEverything])
+        // With compareEverything in, other tags are cleared only past the limit.
+        _ = try vault.unlock(password: secret(password), classes: [.whenUnlocked])
+        try vault.add(.genericPassword, attributes: synced("chat"), secret: secret("c"))
+        try vault.resetPendingSyncChanges(limit: 2)
+        #expect(Set(try vault.pendingSyncChanges()) == [Vault.compareEverything, try tag(vault, "chat")])
+        try vault.add(.genericPassword, attributes: synced("news"), secret: secret("n"))
+        try vault.resetPendingSyncChanges(limit: 2)
+        #expect(try vault.pendingSyncChanges() == [Vault.compareEverything])
     }
 
     @Test func aVersion2VaultGainsTheTableWithCompareEverything() throws {
