@@ -131,6 +131,9 @@ let package = Package(
         .executableTarget(
             name: "bench-sync", dependencies: ["ArcaSync", "ArcaCrypto"], path: "bench/sync", exclude: ["run.sh"]),
         .executableTarget(
+            name: "bench-sync-outbox", dependencies: ["ArcaClient", "ArcaProtocol", "ArcaCrypto"],
+            path: "bench/sync-outbox"),
+        .executableTarget(
             name: "bench-keyring", dependencies: ["ArcaKeyring", "ArcaCrypto", "CKeyutils"], path: "bench/keyring"),
 
         // Tests mirror Sources/.

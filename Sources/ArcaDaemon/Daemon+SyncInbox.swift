@@ -71,34 +71,29 @@ extension Daemon {
                 guard try StateDirectory.existingFile(SyncIdentityStore.path(config.stateDirectory, uid: uid)) else {
                     throw Self.syncNotSetUp
                 }
-                try store.append(
-                    files.map { .queued(kind: $0.kind.rawValue, author: $0.author, bytes: $0.bytes) }, toQueue: true)
                 return .syncPushResult(
-                    files.map { _ in SyncFileOutcome(code: .queued, message: "the vault is locked") })
+                    try enqueue(files, waiting: false, message: "the vault is locked", state: state, store: store))
             }
-            try drainSyncQueue(state: state, vault: vault, key: key)
+            try syncCatchUp(state: state, vault: vault, key: key)
             let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key)
             // A circle update may name the author or epoch of files that wait in the queue.
             if zip(files, outcomes).contains(where: { $0.kind == .approval && $1.code == .applied }) {
-                try drainSyncQueue(state: state, vault: vault, key: key)
+                try drainSyncQueue(state: state, vault: vault, key: key, retryWaiting: true)
             }
             return .syncPushResult(outcomes)
         }
     }
 
-    /// Applies the files queued while the vault was locked, in the order they came.
-    func drainSyncQueue(state: UserState, vault: Vault, key: SecretBytes) throws(HandlerError) {
+    /// Applies the files queued while the vault was locked, in the order they came, and with
+    /// `retryWaiting` (a circle update applied) those that waited for a circle update.
+    func drainSyncQueue(state: UserState, vault: Vault, key: SecretBytes, retryWaiting: Bool = false)
+        throws(HandlerError)
+    {
         guard Self.canMerge(vault) else { return }
         let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
-        let files = try store.entries(queue: true).compactMap { entry -> SyncFile? in
-            guard case .queued(let kind, let author, let bytes) = entry, let k = SyncFileKind(rawValue: kind) else {
-                return nil
-            }
-            return SyncFile(kind: k, author: author, bytes: bytes)
-        }
+        // Taken out first: a file that must wait again (a join not yet approved) is queued anew.
+        let files = try takeQueue(store, state: state, retryWaiting: retryWaiting)
         guard !files.isEmpty else { return }
-        // Removed first: a file that must wait again (a join not yet approved) is queued anew.
-        try store.removeQueue()
         let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key)
         Log.info("uid \(state.uid): sync: \(outcomes.filter { $0.code == .applied }.count) queued files applied")
     }
@@ -142,7 +137,10 @@ extension Daemon {
                     outcomes[index] = Self.applyOne(files[index], session: session, journal: &extra)
                 }
             }
-            try queueAgain(waiting.filter { Self.waitsForCircle(outcomes[$0]) }.map { files[$0] }, store: store)
+            // A file the queue's bounds turn away is refused: the agent offers it again later.
+            let again = waiting.filter { Self.waitsForCircle(outcomes[$0]) }
+            let kept = try enqueue(again.map { files[$0] }, waiting: true, message: "", state: state, store: store)
+            for (index, outcome) in zip(again, kept) where outcome.code == .refused { outcomes[index] = outcome }
             try session.persist(extra)
             let vaultChanged = try applyWinners(session, state: state, vault: vault)
             // After the winners are written (a delete in this batch is in the vault) and after
@@ -165,8 +163,9 @@ extension Daemon {
         guard let approver = try store.loadJoining(), let identity = try syncIdentity(uid: state.uid, vault: vault)
         else { throw Self.syncNotSetUp }
         guard file.kind == .approval, file.author == approver.bytes else {
-            try store.append([.queued(kind: file.kind.rawValue, author: file.author, bytes: file.bytes)], toQueue: true)
-            return SyncFileOutcome(code: .queued, message: "this device waits for its approval")
+            let outcomes = try enqueue(
+                [file], waiting: false, message: "this device waits for its approval", state: state, store: store)
+            return outcomes.first ?? SyncFileOutcome(code: .refused, message: "not kept")
         }
         let circle: Circle
         do { circle = try Enrollment.accept(file.bytes, from: approver, as: identity.signer) } catch {
@@ -184,19 +183,6 @@ extension Daemon {
 
     static func waitsForCircle(_ outcome: SyncFileOutcome) -> Bool {
         outcome.code == .queued && outcome.message.hasPrefix(circleWait)
-    }
-
-    /// Puts files that wait for a circle update in the queue, each once.
-    private func queueAgain(_ files: [SyncFile], store: SyncStore) throws(HandlerError) {
-        guard !files.isEmpty else { return }
-        let held = Set(
-            try store.entries(queue: true).compactMap { entry -> [UInt8]? in
-                if case .queued(_, _, let bytes) = entry { return bytes }
-                return nil
-            })
-        let fresh = files.filter { !held.contains($0.bytes) }
-        try store.append(
-            fresh.map { .queued(kind: $0.kind.rawValue, author: $0.author, bytes: $0.bytes) }, toQueue: true)
     }
 
     private static func applyOne(_ file: SyncFile, session: SyncSession, journal: inout [SyncEntry])
@@ -304,18 +290,7 @@ extension Daemon {
 
     /// For each primary key, the live item of the circle that holds it.
     static func primaryKeyOwners(_ replica: SyncReplica) -> [[UInt8]: (ref: ItemRef, version: ItemVersion)] {
-        var owners: [[UInt8]: (ref: ItemRef, version: ItemVersion)] = [:]
-        for (ref, version) in replica.liveItems {
-            guard let item = portable(version) else { continue }
-            let pk = item.primaryKey
-            if let held = owners[pk],
-                (held.version.header.clock, held.version.header.author) > (version.header.clock, version.header.author)
-            {
-                continue
-            }
-            owners[pk] = (ref, version)
-        }
-        return owners
+        primaryKeyOwnership(replica).owners
     }
 
     /// A version's item, if it is one that may be synced.

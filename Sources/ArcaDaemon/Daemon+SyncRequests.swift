@@ -114,7 +114,7 @@ extension Daemon {
         try withSync(uid) { state, vault, key throws(HandlerError) -> Reply in
             try drainSyncQueue(state: state, vault: vault, key: key)
             let store = SyncStore(stateDirectory: config.stateDirectory, uid: uid)
-            let queued = UInt32(clamping: try store.entries(queue: true).count)
+            let queued = UInt32(clamping: try Self.queuedFileCount(store))
             guard let session = try syncSession(state, vault: vault, key: key) else {
                 guard let identity = try syncIdentity(uid: uid, vault: vault) else { throw Self.syncNotSetUp }
                 return .syncStatus(

@@ -29,23 +29,33 @@ final class SyncSession {
     /// For each primary key, the live circle item that holds it (`Daemon.primaryKeyOwners`),
     /// cached: computing it opens every live item's attributes, and every local change needs it.
     private var ownersCache: [[UInt8]: (ref: ItemRef, version: ItemVersion)]?
+    /// The primary keys that more than one live item holds (with `ownersCache`).
+    private var contested: Set<[UInt8]> = []
+    /// The vault's primary-key tag of circle items' primary keys (`Daemon.sealPending`).
+    var primaryKeysByTag: [[UInt8]: [UInt8]] = [:]
 
     /// The primary-key owners, computed again only after the replica changed.
     func owners() -> [[UInt8]: (ref: ItemRef, version: ItemVersion)] {
         if let ownersCache { return ownersCache }
-        let computed = Daemon.primaryKeyOwners(replica)
+        let (computed, shared) = Daemon.primaryKeyOwnership(replica)
         ownersCache = computed
+        contested = shared
         return computed
     }
 
     /// Records that this device's own write made `ref`'s new winner the owner of `pk` (it has
-    /// the newest clock), or forgets the cache when that is not known (a delete, a merge).
+    /// the newest clock), or, a tombstone, that `pk` has no owner left unless another live item
+    /// holds it too; forgets the cache when that is not known (a merge).
     func noteOwner(_ pk: [UInt8]?, ref: ItemRef) {
-        guard let pk, ownersCache != nil, let winner = replica.items[ref]?.winner, !winner.deleted else {
+        guard let pk, ownersCache != nil, let winner = replica.items[ref]?.winner, !contested.contains(pk) else {
             ownersCache = nil
             return
         }
-        ownersCache?[pk] = (ref, winner)
+        if !winner.deleted {
+            ownersCache?[pk] = (ref, winner)
+        } else if ownersCache?[pk]?.ref == ref {
+            ownersCache?[pk] = nil
+        }
     }
 
     func invalidateOwners() { ownersCache = nil }

@@ -4,7 +4,7 @@
 enum Schema {
     /// Migrations by the version they start from. Version 1 is the first; a future
     /// change appends `2: { db in … }` here and bumps `Vault.schemaVersion`.
-    static let migrations: [Int: @Sendable (Database) throws -> Void] = [1: addAttributeTags]
+    static let migrations: [Int: @Sendable (Database) throws -> Void] = [1: addAttributeTags, 2: addSyncPending]
 
     /// Version 2: the blind index of Secret Service attributes, one row per
     /// (attribute pair, item). Items are found by intersecting the rows of each pair.
@@ -13,6 +13,16 @@ enum Schema {
             """
             CREATE TABLE attr_tags(tag BLOB NOT NULL, item INTEGER NOT NULL, PRIMARY KEY(tag, item)) WITHOUT ROWID;
             CREATE INDEX attr_tags_item ON attr_tags(item);
+            """)
+    }
+
+    /// Version 3: the sync outbox's pending primary-key tags (`Vault+SyncPending`). The empty
+    /// tag asks for one comparison of every item: changes made before the table existed.
+    static func addSyncPending(_ db: Database) throws {
+        try db.execute(
+            """
+            CREATE TABLE sync_pending(pk BLOB PRIMARY KEY) WITHOUT ROWID;
+            INSERT INTO sync_pending(pk) VALUES (x'');
             """)
     }
 

@@ -14,10 +14,12 @@ extension Vault {
 
     /// `add`, keeping the creation and modification dates of `attributes` when
     /// `keepingDates` (a restore from a backup) instead of setting them to now.
+    /// `markingSync: false` for the circle's own writes (`putSynced`), which need no record.
     @discardableResult
-    func add(_ itemClass: ItemClass, attributes: ItemAttributes, secret: SecretBytes, keepingDates: Bool)
-        throws -> ItemResult
-    {
+    func add(
+        _ itemClass: ItemClass, attributes: ItemAttributes, secret: SecretBytes, keepingDates: Bool,
+        markingSync: Bool = true
+    ) throws -> ItemResult {
         var checked = attributes
         if keepingDates { (checked.creationDate, checked.modificationDate) = (nil, nil) }
         try validate(checked, for: itemClass, secret: secret)
@@ -37,24 +39,36 @@ extension Vault {
             return try seal(itemClass, a, ref: ref, index: index, classKey: classKey, itemKey: itemKey, secret: secret)
         }
         try guarded {
-            do {
-                try db.statement(
-                    """
-                    INSERT INTO items(ref, class, accessible, sync, pk, svc, acct, srv, grp, wrapped_key, meta, secret)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-                ).bind(
-                    .blob(ref), .integer(Int64(itemClass.rawValue)), .integer(Int64(accessible.rawValue)),
-                    .integer(sync ? 1 : 0), .blob(sealed.pk), .blob(sealed.tags[0]), .blob(sealed.tags[1]),
-                    .blob(sealed.tags[2]), .blob(sealed.tags[3]), .blob(sealed.wrappedKey), .blob(sealed.meta),
-                    .blob(sealed.secret ?? [])
-                ).run()
-            } catch let e as SQLiteError where e.isConstraint {
-                throw VaultError.duplicateItem
+            guard sync && markingSync else {
+                return try insert(itemClass, ref: ref, accessible: accessible, sync: sync, sealed: sealed)
+            }
+            try db.transaction {
+                try insert(itemClass, ref: ref, accessible: accessible, sync: sync, sealed: sealed)
+                try markSyncChanged(sealed.pk)
             }
         }
         return ItemResult(
             itemClass: itemClass, attributes: a, data: nil, persistentReference: PersistentReference(unchecked: ref))
+    }
+
+    private func insert(_ itemClass: ItemClass, ref: [UInt8], accessible: Accessibility, sync: Bool, sealed: SealedRow)
+        throws
+    {
+        do {
+            try db.statement(
+                """
+                INSERT INTO items(ref, class, accessible, sync, pk, svc, acct, srv, grp, wrapped_key, meta, secret)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            ).bind(
+                .blob(ref), .integer(Int64(itemClass.rawValue)), .integer(Int64(accessible.rawValue)),
+                .integer(sync ? 1 : 0), .blob(sealed.pk), .blob(sealed.tags[0]), .blob(sealed.tags[1]),
+                .blob(sealed.tags[2]), .blob(sealed.tags[3]), .blob(sealed.wrappedKey), .blob(sealed.meta),
+                .blob(sealed.secret ?? [])
+            ).run()
+        } catch let e as SQLiteError where e.isConstraint {
+            throw VaultError.duplicateItem
+        }
     }
 
     /// Finds items (`SecItemCopyMatching`). Items of locked classes are skipped; if
@@ -127,6 +141,9 @@ extension Vault {
                     } catch let e as SQLiteError where e.isConstraint {
                         throw VaultError.duplicateItem
                     }
+                    // Both tags: a renamed item is a delete of the old key and an add of the new.
+                    if m.row.sync { try markSyncChanged(m.row.pk) }
+                    if a.synchronizable == true { try markSyncChanged(sealed.pk) }
                 }
                 return matches.count
             }
@@ -137,18 +154,24 @@ extension Vault {
     /// items are not deleted. Returns how many were.
     @discardableResult
     public func delete(_ query: Query) throws -> Int {
+        try delete(query, markingSync: true)
+    }
+
+    /// `markingSync: false` for the circle's own deletes (`removeSynced`, `putSynced`).
+    func delete(_ query: Query, markingSync: Bool) throws -> Int {
         try validateQuery(query)
         guard blindIndex != nil else { throw try noMatchError(query) }
         return try guarded {
             try db.transaction {
-                var ids: [Int64] = []
-                let locked = try forEachMatch(query, limit: Int.max) { ids.append($0.row.id) }
-                guard !ids.isEmpty else { throw locked ? VaultError.locked : VaultError.itemNotFound }
-                for id in ids {
-                    try db.statement("DELETE FROM items WHERE id = ?").bind(.integer(id)).run()
-                    try db.statement("DELETE FROM attr_tags WHERE item = ?").bind(.integer(id)).run()
+                var rows: [Row] = []
+                let locked = try forEachMatch(query, limit: Int.max) { rows.append($0.row) }
+                guard !rows.isEmpty else { throw locked ? VaultError.locked : VaultError.itemNotFound }
+                for row in rows {
+                    try db.statement("DELETE FROM items WHERE id = ?").bind(.integer(row.id)).run()
+                    try db.statement("DELETE FROM attr_tags WHERE item = ?").bind(.integer(row.id)).run()
+                    if row.sync && markingSync { try markSyncChanged(row.pk) }
                 }
-                return ids.count
+                return rows.count
             }
         }
     }

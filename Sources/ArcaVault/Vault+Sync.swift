@@ -45,15 +45,17 @@ extension Vault {
     /// An item that may not travel is refused (`param`).
     public func putSynced(_ item: PortableItem) throws {
         guard item.isSynchronizable else { throw VaultError.param("a sync record may only carry synchronizable items") }
+        // Not marked for the outbox: the circle already holds what this writes.
         try batch {
-            do { _ = try delete(item.primaryKeyQuery) } catch VaultError.itemNotFound {}
-            try add(item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true)
+            do { _ = try delete(item.primaryKeyQuery, markingSync: false) } catch VaultError.itemNotFound {}
+            try add(
+                item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true, markingSync: false)
         }
     }
 
     /// Deletes the item with `item`'s primary key (a winning tombstone); nothing if absent.
     public func removeSynced(_ item: PortableItem) throws {
         guard item.isSynchronizable else { return }
-        do { _ = try delete(item.primaryKeyQuery) } catch VaultError.itemNotFound {}
+        do { _ = try delete(item.primaryKeyQuery, markingSync: false) } catch VaultError.itemNotFound {}
     }
 }

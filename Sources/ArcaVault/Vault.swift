@@ -27,7 +27,7 @@ public final class Vault {
     /// Secrets larger than this are refused with `errSecParam`: 1 MiB.
     public static let maximumSecretLength = 1 << 20
     /// The schema version this code writes.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
     static let formatName = "arca-vault"
 
     private init(path: String, db: Database, vaultID: [UInt8], kdfParameters: KDFParameters) {

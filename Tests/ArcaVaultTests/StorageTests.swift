@@ -223,20 +223,20 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     @Test func migrationsRunInOrderAndAFailedOneLeavesTheOldVersion() throws {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)
-        #expect(Vault.schemaVersion == 2)
+        #expect(Vault.schemaVersion == 3)
         let steps: [Int: @Sendable (Database) throws -> Void] = [
-            2: { try $0.execute("ALTER TABLE items ADD COLUMN extra INTEGER") },
-            3: { _ in throw VaultError.param("step 3 fails") },
+            3: { try $0.execute("ALTER TABLE items ADD COLUMN extra INTEGER") },
+            4: { _ in throw VaultError.param("step 4 fails") },
         ]
         #expect(
-            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: steps) }
-                == .param("step 3 fails"))
-        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 3)  // step 2 kept, step 3 rolled back
+            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 5, migrations: steps) }
+                == .param("step 4 fails"))
+        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 4)  // step 3 kept, step 4 rolled back
         #expect(
-            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 5, migrations: [3: { _ in }]) }?.status
+            vaultError { try Schema.migrate(vault.db, path: vault.path, target: 6, migrations: [4: { _ in }]) }?.status
                 == .decode)
-        try Schema.migrate(vault.db, path: vault.path, target: 4, migrations: [3: { _ in }])
-        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 4)
+        try Schema.migrate(vault.db, path: vault.path, target: 5, migrations: [4: { _ in }])
+        #expect(try Schema.currentVersion(vault.db, path: vault.path) == 5)
     }
 
     @Test func aVersion1VaultGainsTheAttributeIndexOnOpen() throws {
@@ -247,10 +247,10 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
             path = vault.path
             try vault.add(.genericPassword, attributes: genp("kept", "a"), secret: secret("x"))
             // Back to the shape of a version-1 file.
-            try vault.db.execute("DROP TABLE attr_tags; UPDATE schema_version SET version = 1")
+            try vault.db.execute("DROP TABLE attr_tags; DROP TABLE sync_pending; UPDATE schema_version SET version = 1")
         }
         let vault = try Vault.open(at: path)
-        #expect(try Schema.currentVersion(vault.db, path: path) == 2)
+        #expect(try Schema.currentVersion(vault.db, path: path) == 3)
         try vault.unlock(password: secret(password), classes: [.whenUnlocked, .afterFirstUnlock])
         let item = try vault.addAttributeItem(
             label: "l", attributes: ["k": "v"], contentType: "text/plain", secret: secret("s"), accessible: nil,

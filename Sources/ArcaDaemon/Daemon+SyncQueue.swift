@@ -1,0 +1,163 @@
+import ArcaProtocol
+import ArcaSync
+
+/// The bounds of a user's incoming queue (`<uid>.queue`, root-owned, in arcad's state
+/// directory): files pushed while the vault is locked, while a join waits, or from an author
+/// or epoch no circle update has named yet. A user can drop any number of files into their
+/// own synced folder, so what arcad keeps for them is bounded: a file that does not parse or
+/// whose signature fails is refused before it is kept, each author keeps at most
+/// `filesPerAuthor` files, at most `authors` authors are kept, and the whole queue holds at
+/// most `bytes`. A file over a bound is refused with a message saying so (the agent offers it
+/// again later, so a real member's backlog is delayed, not lost) and the drop is reported in
+/// `arca sync status`. Files that wait for a circle update are retried only when one applies,
+/// so a full queue costs no work per request.
+enum SyncQueueLimits {
+    static let filesPerAuthor = 2_048
+    static let authors = 16
+    static let bytes = 16 << 20
+    /// The largest approval (circle update) kept: a few hundred bytes per member.
+    static let approvalBytes = 64 << 10
+
+    /// Set in a queue entry's kind byte: the file waits for a circle update, not an unlock.
+    static let waitingFlag: UInt8 = 0x80
+    /// A queue entry's kind that counts files dropped (its author; u32 count), never a file.
+    static let droppedKind: UInt8 = 0x7F
+
+    static var description: String {
+        "at most \(filesPerAuthor) files per device, \(authors) devices, \(bytes >> 20) MiB"
+    }
+}
+
+extension Daemon {
+    /// Keeps `files` in the user's queue within `SyncQueueLimits`; one outcome each (`queued`
+    /// with `message`, or `refused`). `waiting`: the files wait for a circle update.
+    func enqueue(_ files: [SyncFile], waiting: Bool, message: String, state: UserState, store: SyncStore)
+        throws(HandlerError) -> [SyncFileOutcome]
+    {
+        guard !files.isEmpty else { return [] }
+        var perAuthor: [[UInt8]: Int] = [:]
+        var total = 0
+        var held: Set<[UInt8]> = []
+        for case .queued(let kind, let author, let bytes) in try store.entries(queue: true) {
+            total += bytes.count + author.count + 6
+            guard kind != SyncQueueLimits.droppedKind else { continue }
+            perAuthor[author, default: 0] += 1
+            held.insert(bytes)
+        }
+        var kept: [SyncEntry] = []
+        var outcomes: [SyncFileOutcome] = []
+        var dropped: [[UInt8]: UInt32] = [:]
+        for file in files {
+            if let refusal = Self.queueRefusal(file) {
+                outcomes.append(SyncFileOutcome(code: .refused, message: refusal))
+                continue
+            }
+            if held.contains(file.bytes) {
+                outcomes.append(SyncFileOutcome(code: .queued, message: message))
+                continue
+            }
+            let count = perAuthor[file.author] ?? 0
+            let size = file.bytes.count + file.author.count + 6
+            guard count < SyncQueueLimits.filesPerAuthor,
+                count > 0 || perAuthor.count < SyncQueueLimits.authors,
+                total + size <= SyncQueueLimits.bytes
+            else {
+                dropped[file.author, default: 0] += 1
+                outcomes.append(
+                    SyncFileOutcome(
+                        code: .refused,
+                        message: "not kept: the queue of waiting files is full (\(SyncQueueLimits.description))"))
+                continue
+            }
+            perAuthor[file.author] = count + 1
+            total += size
+            held.insert(file.bytes)
+            let kind = file.kind.rawValue | (waiting ? SyncQueueLimits.waitingFlag : 0)
+            kept.append(.queued(kind: kind, author: file.author, bytes: file.bytes))
+            outcomes.append(SyncFileOutcome(code: .queued, message: message))
+        }
+        for (author, count) in dropped.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let report = Self.dropReport(author: author, count: count)
+            if let session = state.sync {
+                session.note(report)
+            } else if total + author.count + 10 <= SyncQueueLimits.bytes {
+                // Reported at the next unlock; the marker counts towards the bound too.
+                total += author.count + 10
+                kept.append(.queued(kind: SyncQueueLimits.droppedKind, author: author, bytes: SyncStore.be32(count)))
+            } else {
+                Log.warning("uid \(state.uid): sync: \(report)")
+            }
+        }
+        try store.append(kept, toQueue: true)
+        return outcomes
+    }
+
+    /// Takes the files to apply out of the queue: every file kept for an unlock or a join, and
+    /// those waiting for a circle update only with `retryWaiting` (one was applied). The others
+    /// stay as they are; drops counted while locked go to the reports.
+    func takeQueue(_ store: SyncStore, state: UserState, retryWaiting: Bool) throws(HandlerError) -> [SyncFile] {
+        var take: [SyncFile] = []
+        var keep: [SyncEntry] = []
+        var reports: [String] = []
+        for entry in try store.entries(queue: true) {
+            guard case .queued(let kind, let author, let bytes) = entry else { continue }
+            if kind == SyncQueueLimits.droppedKind {
+                let count = bytes.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                reports.append(Self.dropReport(author: author, count: count))
+                continue
+            }
+            let waiting = kind & SyncQueueLimits.waitingFlag != 0
+            guard let fileKind = SyncFileKind(rawValue: kind & ~SyncQueueLimits.waitingFlag) else { continue }
+            if waiting && !retryWaiting {
+                keep.append(entry)
+            } else {
+                take.append(SyncFile(kind: fileKind, author: author, bytes: bytes))
+            }
+        }
+        guard !take.isEmpty || !reports.isEmpty else { return [] }
+        for report in reports {
+            if let session = state.sync {
+                session.note(report)
+            } else {
+                Log.warning("uid \(state.uid): sync: \(report)")
+            }
+        }
+        // Taken files that must wait again are queued anew by the caller.
+        try store.removeQueue()
+        try store.append(keep, toQueue: true)
+        return take
+    }
+
+    /// The number of files in the queue (drop counts excluded).
+    static func queuedFileCount(_ store: SyncStore) throws(HandlerError) -> Int {
+        try store.entries(queue: true).filter {
+            guard case .queued(let kind, _, _) = $0 else { return false }
+            return kind != SyncQueueLimits.droppedKind
+        }.count
+    }
+
+    /// Why `file` is not worth keeping, checked without any key: it does not parse, names
+    /// another author than its folder's, or its signature fails; nil if it may be kept.
+    static func queueRefusal(_ file: SyncFile) -> String? {
+        guard let author = try? DeviceID(file.author) else { return "the folder's device id is not 32 bytes" }
+        switch file.kind {
+        case .record:
+            guard let record = try? SyncRecord(parsing: file.bytes) else { return "not a sync record; not kept" }
+            guard record.header.author == author else {
+                return "a record in \(author.short)'s folder names another author"
+            }
+            guard record.signatureIsValid else { return SyncError.forged(author).description }
+        case .head:
+            guard let head = try? SignedHead(parsing: file.bytes) else { return "not a sync head; not kept" }
+            guard head.author == author else { return "a head in \(author.short)'s folder names another author" }
+            guard head.signatureIsValid else { return SyncError.forged(author).description }
+        case .approval:
+            guard file.bytes.count <= SyncQueueLimits.approvalBytes else { return "approval too large; not kept" }
+        }
+        return nil
+    }
+
+    static func dropReport(author: [UInt8], count: UInt32) -> String {
+        "\(count) files from device \(short(author)) dropped: the queue was full (\(SyncQueueLimits.description))"
+    }
+}

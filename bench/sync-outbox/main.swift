@@ -1,0 +1,133 @@
+// bench-sync-outbox: what sync costs a write (issue 17). The latency of the request
+// `arca update` sends (a new secret for one synchronizable item), for a user with a sync
+// circle beside the peer, the same arcad and a user with the same items and no circle,
+// at growing numbers of synchronizable items. Target: a small constant over the peer that
+// does not grow with the number of items.
+//
+//   swift build -c release && .build/release/bench-sync-outbox [N…]     (as root; N: 100 2000 10000)
+//
+// Starts the release arcad next to this binary (or BENCH_ARCAD=path, e.g. another build's)
+// with a temporary state directory; users 71101 (circle) and 71102 (none) have no passwd
+// entry (arcad does not need one). One run, no assertion: figures only.
+import ArcaClient
+import ArcaCrypto
+import ArcaProtocol
+import Foundation
+
+/// arcad's pid, stopped on every way out (`fail` included).
+nonisolated(unsafe) var arcadPID: pid_t = 0
+
+@Sendable func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("bench-sync-outbox: \(message)\n".utf8))
+    if arcadPID > 0 { kill(arcadPID, SIGTERM) }
+    exit(1)
+}
+
+guard getuid() == 0 else { fail("run as root (arcad needs it)") }
+let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }.sorted()
+let counts = sizes.isEmpty ? [100, 2_000, 10_000] : sizes
+let rounds = 40
+let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+let arcadPath = ProcessInfo.processInfo.environment["BENCH_ARCAD"] ?? here.appendingPathComponent("arcad").path
+guard FileManager.default.isExecutableFile(atPath: arcadPath) else { fail("no \(arcadPath): swift build -c release") }
+
+let work = FileManager.default.temporaryDirectory.appendingPathComponent("bench-sync-outbox-\(getpid())").path
+try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+let socketPath = work + "/arcad.sock"
+let arcad = Process()
+arcad.executableURL = URL(fileURLWithPath: arcadPath)
+arcad.arguments = ["--foreground", "--config", "/dev/null", "--state-dir", work + "/state", "--socket", socketPath]
+arcad.standardError = FileHandle(forWritingAtPath: "/dev/null")
+arcad.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+try arcad.run()
+arcadPID = arcad.processIdentifier
+
+func connect() -> ArcadClient {
+    for _ in 0..<250 {
+        if let c = try? ArcadClient(path: socketPath, timeoutMilliseconds: 600_000) { return c }
+        usleep(20_000)
+    }
+    fail("arcad did not start")
+}
+
+let synced: UInt32 = 71101
+let peer: UInt32 = 71102
+func attributes(_ n: Int) -> AttributeMap {
+    [.service: .string("bench"), .account: .string("acct\(n)"), .synchronizable: .bool(true)]
+}
+func secret(_ n: Int, _ round: Int) -> [UInt8] { Array(String(format: "secret-%06d-%04d-", n, round).utf8) }
+
+let parameters = KeyDerivationParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: Array("bench-outbox-slt".utf8))
+let password = try Array("bench".utf8).withUnsafeBytes { try SecretBytes(copying: $0) }
+guard
+    let key = try? Argon2id.deriveKey(
+    password: password, parameters: KDFParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: parameters.salt)
+).withUnsafeBytes({ Array($0) })
+else { fail("cannot derive the enrolment key") }
+/// Sends `request`; a user without a login session may be locked by arcad meanwhile: then
+/// unlocked and sent again (`timed` then times only the second try).
+@discardableResult
+func send(_ client: ArcadClient, _ request: Request, uid: UInt32? = nil, timed: ((Double) -> Void)? = nil) -> Reply {
+    for attempt in 0..<2 {
+        let t0 = Clock.monotonicSeconds()
+        guard let reply = try? client.send(request) else { fail("request failed") }
+        let elapsed = Clock.monotonicSeconds() - t0
+        if case .error(let status, _) = reply, status.rawValue == -25308, attempt == 0, let uid {
+            send(client, .unlock(uid: uid, key: key))
+            continue
+        }
+        if case .error(let status, let message) = reply { fail("error \(status.rawValue) \(message)") }
+        timed?(elapsed)
+        return reply
+    }
+    fail("still locked after an unlock")
+}
+
+let client = connect()
+for uid in [synced, peer] { send(client, .enroll(uid: uid, key: key, parameters: parameters)) }
+guard case .syncDevice = send(client, .syncInit(uid: synced)) else { fail("sync init") }
+
+func p50(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+func ms(_ seconds: Double) -> String { String(format: "%8.2f ms", seconds * 1000) }
+func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
+
+print("bench-sync-outbox: `arca update` request latency, one synchronizable item's secret (p50 of \(rounds))")
+print("arcad: \(arcadPath)")
+print(pad("synchronizable items", 22) + pad("sync on (circle)", 20) + pad("sync off (peer)", 20) + "difference")
+var filled = 0
+for count in counts {
+    let start = Clock.monotonicSeconds()
+    for n in filled..<count {
+        for uid in [synced, peer] {
+            send(
+                client,
+                .add(
+                    AddRequest(
+                        vault: .user(uid: uid), itemClass: .genericPassword, attributes: attributes(n),
+                        secret: secret(n, 0))), uid: uid)
+        }
+    }
+    filled = count
+    let fillSeconds = Clock.monotonicSeconds() - start
+    var results: [UInt32: [Double]] = [:]
+    for round in 1...rounds {
+        let n = (round * 7919) % count
+        // Alternated, so that both users see the same machine load.
+        for uid in [synced, peer] {
+            send(
+                client,
+                .update(
+                    UpdateRequest(
+                        vault: .user(uid: uid), query: Query(itemClass: .genericPassword, attributes: attributes(n)),
+                        attributes: [:], secret: secret(n, round))), uid: uid
+            ) { results[uid, default: []].append($0) }
+        }
+    }
+    let on = p50(results[synced] ?? [0])
+    let off = p50(results[peer] ?? [0])
+    print(pad("\(count)", 22) + pad(ms(on), 20) + pad(ms(off), 20) + ms(on - off)
+        + String(format: "   (fill: %.1f s)", fillSeconds))
+}
+arcad.terminate()
+arcad.waitUntilExit()
+try? FileManager.default.removeItem(atPath: work)
