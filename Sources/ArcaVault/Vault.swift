@@ -187,6 +187,11 @@ public final class Vault {
         // once the vault passes ~50,000 items (4 ms per add at 100,000). 32 MiB is an
         // upper bound, filled only by pages actually touched.
         try db.execute("PRAGMA cache_size = -32768")
+        // A write inside a savepoint (every write of a group commit is one) keeps the old
+        // pages it changes in a sub-journal; past 64 KiB SQLite spills that to a new file in
+        // /var/tmp, created and unlinked per transaction (one add in four at 6,000 items,
+        // growing with the trees). In memory it costs at most the pages one batch changed.
+        try db.execute("PRAGMA temp_store = MEMORY")
     }
 
     // MARK: Unlocking and locking

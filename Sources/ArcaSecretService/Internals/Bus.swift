@@ -212,9 +212,12 @@ final class BusConnection {
         _ = sd_bus_send(bus, signal, nil)
     }
 
-    /// Processes pending messages until none is left.
-    func processAll() throws(BusError) {
-        while try busCall("sd_bus_process", { sd_bus_process(bus, nil) }) > 0 {}
+    /// Processes pending messages until none is left; returns how many it handled.
+    @discardableResult
+    func processAll() throws(BusError) -> Int {
+        var handled = 0
+        while try busCall("sd_bus_process", { sd_bus_process(bus, nil) }) > 0 { handled += 1 }
+        return handled
     }
 
     /// Waits until the bus or `wake` is readable, or sd-bus's own timeout passes; an

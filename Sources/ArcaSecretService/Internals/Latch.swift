@@ -1,33 +1,30 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import ArcaSystem
 
 /// Lets one thread wait until others have each posted once: a pipe whose read end
 /// the waiter reads, blocking, one byte per post (the bus thread waiting for the
 /// CreateItem calls it handed to other connections).
 final class Latch: Sendable {
-    private let readFD: Int32
-    private let writeFD: Int32
+    private let readEnd: FileDescriptor
+    private let writeEnd: FileDescriptor
 
-    /// nil when no pipe can be made (the caller then does the work itself).
-    /// The corresponding C functions are `pipe` and `fcntl`.
+    /// nil when no pipe can be made (the caller then does the work itself). Both ends
+    /// are close-on-exec from the start (`pipe2`): the prompter's fork, on another
+    /// thread, never inherits them, not even for a moment.
     init?() {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return nil }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        readFD = ends[0]
-        writeFD = ends[1]
+        guard let ends = try? FileDescriptor.pipe() else { return nil }
+        readEnd = ends.read
+        writeEnd = ends.write
     }
 
     deinit {
-        close(readFD)
-        close(writeFD)
+        readEnd.close()
+        writeEnd.close()
     }
 
     /// Counts one job done. The corresponding C function is `write`.
     func post() {
-        var byte: UInt8 = 1
-        while write(writeFD, &byte, 1) < 0 && errno == EINTR {}
+        let byte: [UInt8] = [1]
+        _ = byte.withUnsafeBytes { try? writeEnd.write($0) }
     }
 
     /// Blocks until `count` posts have been made. The corresponding C function is `read`.
@@ -35,12 +32,13 @@ final class Latch: Sendable {
         var remaining = count
         var buffer = [UInt8](repeating: 0, count: 64)
         while remaining > 0 {
-            let n = read(readFD, &buffer, min(buffer.count, remaining))
-            if n > 0 {
-                remaining -= n
-            } else if n == 0 || errno != EINTR {
-                return
+            let want = min(buffer.count, remaining)
+            let n = buffer.withUnsafeMutableBytes { raw in
+                (try? readEnd.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[..<want]))) ?? 0
             }
+            // 0: end of file or an error other than EINTR (which read retries).
+            guard n > 0 else { return }
+            remaining -= n
         }
     }
 }
