@@ -83,7 +83,9 @@ extension Daemon {
             } else if total + author.count + 10 <= SyncQueueLimits.bytes {
                 // Reported at the next unlock; the marker counts towards the bound too.
                 total += author.count + 10
-                kept.append(.queued(kind: SyncQueueLimits.droppedKind, author: author, bytes: SyncStore.be32(count)))
+                var marker = ByteWriter()
+                marker.u32(count)
+                kept.append(.queued(kind: SyncQueueLimits.droppedKind, author: author, bytes: marker.bytes))
             } else {
                 Log.warning("uid \(state.uid): sync: \(report)")
             }
@@ -102,7 +104,8 @@ extension Daemon {
         for entry in try store.entries(queue: true) {
             guard case .queued(let kind, let author, let bytes) = entry else { continue }
             if kind == SyncQueueLimits.droppedKind {
-                let count = bytes.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                var marker = ByteReader(bytes)
+                let count = (try? marker.u32("drop count")) ?? 0
                 reports.append(Self.dropReport(author: author, count: count))
                 continue
             }
@@ -153,6 +156,12 @@ extension Daemon {
             guard head.signatureIsValid else { return SyncError.forged(author).description }
         case .approval:
             guard file.bytes.count <= SyncQueueLimits.approvalBytes else { return "approval too large; not kept" }
+        case .snapshot:
+            guard let snapshot = try? Snapshot(parsing: file.bytes) else { return "not a sync snapshot; not kept" }
+            guard snapshot.author == author else {
+                return "a snapshot in \(author.short)'s folder names another author"
+            }
+            guard snapshot.signatureIsValid else { return SyncError.forged(author).description }
         }
         return nil
     }
