@@ -49,7 +49,8 @@ extension Vault {
         try batch {
             do { _ = try delete(item.primaryKeyQuery, markingSync: false) } catch VaultError.itemNotFound {}
             try add(
-                item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true, markingSync: false)
+                item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true, markingSync: false
+            )
         }
     }
 

@@ -58,7 +58,8 @@ struct SyncOutboxDaemonTests {
         // one after every update, and sealed nothing); the update of mail reads mail's row only.
         try behindArcad(circle, 0) { vault in
             let chat = PortableItem(
-                itemClass: .genericPassword, attributes: syncedQuery("chat").attributes, secret: try SecretBytes(count: 0))
+                itemClass: .genericPassword, attributes: syncedQuery("chat").attributes,
+                secret: try SecretBytes(count: 0))
             let tag = try vault.primaryKeyTag(of: chat)
             try vault.db.statement("UPDATE items SET meta = zeroblob(length(meta)) WHERE pk = ?").bind(.blob(tag)).run()
         }
@@ -136,7 +137,8 @@ struct SyncOutboxDaemonTests {
             secret: Array("from-backup".utf8))
         #expect(source.send(.add(add), as: alice) == .items([]))
         let pass = Array("a long enough passphrase".utf8)
-        guard case .backup(let backup) = source.send(.exportItems(uid: alice, secret: pass, passphrase: true), as: alice)
+        guard
+            case .backup(let backup) = source.send(.exportItems(uid: alice, secret: pass, passphrase: true), as: alice)
         else {
             Issue.record("no backup")
             return

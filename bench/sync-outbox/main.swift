@@ -61,8 +61,8 @@ let parameters = KeyDerivationParameters(opsLimit: 1, memoryLimit: 64 << 20, sal
 let password = try Array("bench".utf8).withUnsafeBytes { try SecretBytes(copying: $0) }
 guard
     let key = try? Argon2id.deriveKey(
-    password: password, parameters: KDFParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: parameters.salt)
-).withUnsafeBytes({ Array($0) })
+        password: password, parameters: KDFParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: parameters.salt)
+    ).withUnsafeBytes({ Array($0) })
 else { fail("cannot derive the enrolment key") }
 /// Sends `request`; a user without a login session may be locked by arcad meanwhile: then
 /// unlocked and sent again (`timed` then times only the second try).
@@ -125,8 +125,9 @@ for count in counts {
     }
     let on = p50(results[synced] ?? [0])
     let off = p50(results[peer] ?? [0])
-    print(pad("\(count)", 22) + pad(ms(on), 20) + pad(ms(off), 20) + ms(on - off)
-        + String(format: "   (fill: %.1f s)", fillSeconds))
+    print(
+        pad("\(count)", 22) + pad(ms(on), 20) + pad(ms(off), 20) + ms(on - off)
+            + String(format: "   (fill: %.1f s)", fillSeconds))
 }
 // Locked first, on a fresh connection: a terminated arcad parks the users' class keys in a
 // ring in root's @u that nothing would ever collect (lockAll drops the keys and the ring).
