@@ -19,6 +19,13 @@
  * Tests/integration/01-static-binaries.sh checks that neither binary opens it.
  */
 #include <stddef.h>
+#include <features.h>
+
+/* Only glibc hands (argc, argv, envp) to .init_array entries; musl (the static Linux
+ * SDK) calls them with no arguments, and argv would be whatever the registers held. */
+#if !defined(__GLIBC__)
+#error "CArcaStartup relies on glibc calling .init_array entries with (argc, argv, envp)"
+#endif
 
 static int arca_argc;
 static char **arca_argv;

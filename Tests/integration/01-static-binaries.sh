@@ -35,14 +35,23 @@ check "pam_arca.so is linked -z nodelete" sh -c "readelf -d '$build/libpam_arca.
 check "pam_arca.so does not load libstdc++.so" sh -c "! readelf -d '$build/libpam_arca.so' | grep -q 'libstdc++'"
 # The Swift runtime's argv grabber reads /proc/self/maps at load: CArcaStartup keeps it out
 # of arca and pam_arca.so (0.28 ms of a login's module load), and arca still gets its arguments.
+command -v strace >/dev/null || { echo "FAIL strace is missing (make deps installs it)"; exit 1; }
 for bin in arca libpam_arca.so; do
     check "$bin carries no runtime argv grabber (CArcaStartup)" \
-        sh -c "! nm '$build/$bin' | grep -q -e ArgvGrabber -e _GLOBAL__sub_I_CommandLine"
+        sh -c "! nm '$build/$bin' | grep -qi -e argvgrabber -e _GLOBAL__sub_I_CommandLine"
 done
-check "loading pam_arca.so does not read /proc/self/maps" sh -c \
-    "! strace -f -e trace=openat python3 -c \"import ctypes, os; ctypes.CDLL('$build/libpam_arca.so', mode=os.RTLD_NOW)\" 2>&1 | grep -q /proc/self/maps"
+# Each trace must show the binary itself being opened/run (a refused ptrace or a failed
+# dlopen would otherwise show no /proc/self/maps and pass without testing anything).
+traces=$(mktemp -d)
+trap 'rm -rf "$traces"' EXIT
+strace -f -e trace=openat -o "$traces/pam" python3 -c \
+    "import ctypes, os; ctypes.CDLL('$build/libpam_arca.so', mode=os.RTLD_NOW); print('loaded')" >"$traces/pam.out" 2>&1
+check "strace saw pam_arca.so loaded" sh -c "grep -q 'libpam_arca.so' '$traces/pam' && grep -qx loaded '$traces/pam.out'"
+check "loading pam_arca.so does not read /proc/self/maps" sh -c "! grep -q /proc/self/maps '$traces/pam'"
 check "arca gets its arguments without the grabber" sh -c \
     "'$build/arca' get --help | head -1 | grep -qx 'usage: arca get \[options\]'"
-check "arca does not read /proc/self/maps" sh -c "! strace -f -e trace=openat '$build/arca' version 2>&1 | grep -q /proc/self/maps"
+strace -f -e trace=openat -o "$traces/arca" "$build/arca" version >/dev/null 2>&1
+check "strace saw arca run to its exit" sh -c "grep -q '+++ exited with 0 +++' '$traces/arca'"
+check "arca does not read /proc/self/maps" sh -c "! grep -q /proc/self/maps '$traces/arca'"
 echo "static-binaries: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
