@@ -74,6 +74,9 @@ extension Daemon {
         }
         if case .candidate = reply {
             countFailure(uid)
+        } else if case .syncDevice = reply {
+            // `sync recover` opened a seal, which proves nothing about this vault's keys: the
+            // user's own process could have sealed to a recovery key it made. No reset.
         } else {
             try? context(uid).withLock { state throws(HandlerError) in state.failures = 0 }
         }

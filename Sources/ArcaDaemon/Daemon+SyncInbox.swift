@@ -96,6 +96,11 @@ extension Daemon {
         guard !files.isEmpty else { return }
         let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key)
         Log.info("uid \(state.uid): sync: \(outcomes.filter { $0.code == .applied }.count) queued files applied")
+        // A circle update among them (queued while locked) may name the author or epoch of files
+        // that wait for one: retried now, since the agent will not offer them again.
+        if !retryWaiting, zip(files, outcomes).contains(where: { $0.kind == .approval && $1.code == .applied }) {
+            try drainSyncQueue(state: state, vault: vault, key: key, retryWaiting: true)
+        }
     }
 
     /// Verifies and merges `files` in order; one outcome each. Refusals change nothing and
@@ -250,6 +255,7 @@ extension Daemon {
     @discardableResult
     func applyWinners(_ session: SyncSession, state: UserState, vault: Vault) throws(HandlerError) -> Bool {
         let changed = session.replica.takeChanges()
+        let buriedLive = session.replica.takeBuriedLive()
         guard !changed.isEmpty else { return false }
         session.invalidateOwners()
         let owners = session.owners()
@@ -272,6 +278,13 @@ extension Daemon {
                             let portable = Self.portable(any),
                             owners[portable.primaryKey] == nil
                         {
+                            try vault.removeSynced(portable)
+                            wrote = true
+                        } else if item.winner == nil, let last = buriedLive[ref], let portable = Self.portable(last),
+                            owners[portable.primaryKey] == nil
+                        {
+                            // Buried by a snapshot with nothing live left (this device, back from
+                            // past the horizon, never saw the delete): the copy here goes too.
                             try vault.removeSynced(portable)
                             wrote = true
                         }

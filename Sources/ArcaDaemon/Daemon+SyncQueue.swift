@@ -65,7 +65,7 @@ extension Daemon {
                 dropped[file.author, default: 0] += 1
                 outcomes.append(
                     SyncFileOutcome(
-                        code: .refused,
+                        code: .deferred,
                         message: "not kept: the queue of waiting files is full (\(SyncQueueLimits.description))"))
                 continue
             }

@@ -33,6 +33,9 @@ extension Daemon {
             }
             let heads = Self.lastHeads(files, of: recovered)
             let store = SyncStore(stateDirectory: config.stateDirectory, uid: uid)
+            // This vault's own recovery identity (noted at a rotation or an export) outlives the
+            // clean-up of any earlier, half-made sync state.
+            let ownRecovery = try store.loadRecoveryPublicKey()
             try store.removeAll()
             let identity = try SyncIdentityStore.create(in: config.stateDirectory, uid: uid, key: key)
             var circle = recovered
@@ -47,11 +50,15 @@ extension Daemon {
             try store.saveCircle(circle, key: key)
             // The next epochs are sealed to the key that just recovered the circle, unless this
             // vault's own recovery key is already known here.
-            if try store.loadRecoveryPublicKey() == nil {
-                do { try store.saveRecoveryPublicKey(try RecoverySeal.publicKey(recoveryKey: recovery.key)) } catch {
+            let sealTo: [UInt8]
+            if let ownRecovery {
+                sealTo = ownRecovery
+            } else {
+                do { sealTo = try RecoverySeal.publicKey(recoveryKey: recovery.key) } catch {
                     throw HandlerError(.internalComponent, "cannot keep the recovery identity: \(error)")
                 }
             }
+            try store.saveRecoveryPublicKey(sealTo)
             state.sync = nil
             _ = try requireSyncSession(state, vault: vault, key: key)
             events.post(uid: uid, [.syncChanged])

@@ -83,7 +83,10 @@ struct KeyParking: Sendable {
         guard let keys else {
             let cached = parked.get(uid)
             parked.set(uid, nil)
-            if let ring = ring(create: false) {
+            // Serialised with other uids' parks: dropping the ring while another thread
+            // links a key into it would lose that key until its next park.
+            parked.changingRing {
+                guard let ring = ring(create: false) else { return }
                 // The key this process parked, if it still is that key; else a search (parked
                 // by an earlier arcad and not restored, or replaced under us).
                 if let cached, isParkedKey(cached, uid: uid) {
@@ -101,6 +104,12 @@ struct KeyParking: Sendable {
         }
         if let serial = parked.get(uid), updateInPlace(serial, uid: uid, keys: keys) { return }
         parked.set(uid, nil)
+        parked.changingRing { parkAnew(uid: uid, keys: keys) }
+    }
+
+    /// Stages `keys` as a new parked key for `uid` in the ring (created if missing) and drops
+    /// the key it replaces. Runs under `ParkedSerials.changingRing`.
+    private func parkAnew(uid: UInt32, keys: SecretBytes) {
         guard let ring = ring(create: true) else {
             Log.warning("cannot park keys for uid \(uid): a restart of arcad will lock this user")
             return
@@ -169,4 +178,10 @@ private final class ParkedSerials: Sendable {
     func get(_ uid: UInt32) -> KeySerial? { serials.withLock { $0[uid] } }
 
     func set(_ uid: UInt32, _ serial: KeySerial?) { serials.withLock { $0[uid] = serial } }
+
+    /// Held while the ring is created, linked into or dropped (parks of different uids run
+    /// on different threads); an in-place update of a parked key needs no ring change.
+    private let ringChanges = Mutex<Void>(())
+
+    func changingRing(_ body: () -> Void) { ringChanges.withLock { _ in body() } }
 }

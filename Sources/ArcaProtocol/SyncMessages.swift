@@ -43,6 +43,9 @@ public enum SyncFileOutcomeCode: UInt8, Sendable, Hashable, CaseIterable {
     case queued = 3
     /// Refused (forged, altered, rolled back, from a removed device…): nothing changed.
     case refused = 4
+    /// Not taken now (the queue of files waiting for an unlock or a circle update is full):
+    /// nothing changed; offer it again later.
+    case deferred = 5
 }
 
 /// The outcome of one pushed file, in the order pushed.

@@ -29,7 +29,9 @@ extension SyncReplica {
         let now = clock.physicalMillis()
         return Set(
             circle.activeDevices.filter { member in
-                guard member != device, let wall = headWalls[member] else { return false }
+                // 0: a head in the format before the horizon (ARH1), whose time is unknown: such a
+                // peer may not know snapshots either, so it is never passed over.
+                guard member != device, let wall = headWalls[member], wall > 0 else { return false }
                 return now > wall && now - wall > horizonMillis
             })
     }
@@ -99,7 +101,10 @@ extension SyncReplica {
         var resynced = 0
         for (ref, cut) in contents.burials.sorted(by: { $0.key < $1.key }) {
             let wasLive = items[ref]?.isLive == true
+            let lastLive = items[ref]?.versions.values.filter { !$0.deleted }
+                .reduce(nil as ItemVersion?) { best, v in best.map { v.wins(over: $0) ? v : $0 } ?? v }
             if items[ref, default: ItemState(ref: ref)].bury(covering: cut) {
+                if let lastLive, items[ref]?.isLive != true { buriedLive[ref] = lastLive }
                 touched.insert(ref)
                 if wasLive || items[ref]?.siblings.isEmpty == false { resynced += 1 }
             }

@@ -48,6 +48,9 @@ public struct SyncReplica: Sendable {
     public internal(set) var reports: [SyncReport] = []
     /// Items whose merged state changed since `takeChanges()`.
     var changed: Set<ItemRef> = []
+    /// For each item a snapshot buried while a version of it was live here, that version (the
+    /// newest live one): what this device's vault still holds for it, since `takeBuriedLive()`.
+    var buriedLive: [ItemRef: ItemVersion] = [:]
     /// Every record applied here, own ones included, in the order applied: replaying it
     /// into a fresh replica of the same device and circle rebuilds this one (a restart).
     public private(set) var journal: [[UInt8]] = []
@@ -129,6 +132,13 @@ public struct SyncReplica: Sendable {
     public mutating func takeChanges() -> Set<ItemRef> {
         defer { changed = [] }
         return changed
+    }
+
+    /// Items buried since the last call whose live version the vault may still hold (a resync
+    /// removes them there: a buried item has no winner left to say so).
+    public mutating func takeBuriedLive() -> [ItemRef: ItemVersion] {
+        defer { buriedLive = [:] }
+        return buriedLive
     }
 
     private mutating func integrate(_ record: SyncRecord, after log: AuthorLog) throws -> Bool {

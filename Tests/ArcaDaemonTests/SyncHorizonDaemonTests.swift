@@ -148,6 +148,30 @@ struct SyncHorizonPairDaemonTests {
         #expect(listed.count == 1)
         #expect(listed.first?.versions.count == 1)
     }
+
+    @Test("a dormant device that never edited the collected item loses it at once, and never brings it back")
+    func dormantDeviceWithoutAnEditLosesTheCollectedItem() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        #expect(circle.addSynced(0, "y", "y-1") == .items([]))
+        circle.exchangeAll()
+        #expect(circle.synced(1, "y") == "y-1")
+        #expect(circle.deleteSynced(0, "y") == .ok)
+        try circle.restart(0, offset: 31 * Self.day)
+        #expect(snapshotNumber(circle, 0) == 1)
+        // B comes back with no edit: A's tombstone and snapshot arrive in one batch, and the
+        // snapshot leaves the item nothing live: B's vault and kernel copy must go all the same.
+        try circle.restart(1, offset: 31 * Self.day + 120_000)
+        circle.carry(0, 1)
+        #expect(circle.synced(1, "y") == "error -25300")
+        #expect(!(circle.machines[1].kernel.ring(alice, .whenUnlocked) ?? [:]).values.contains("y-1"))
+        // B's next write compares its vault with the circle: y must not come back as a new item.
+        #expect(circle.addSynced(1, "z", "z-1") == .items([]))
+        circle.carry(1, 0)
+        #expect(circle.synced(0, "y") == "error -25300")
+        #expect(circle.synced(0, "z") == "z-1")
+        #expect(try circle.digest(0) == circle.digest(1))
+    }
 }
 
 extension SyncCircle {

@@ -62,7 +62,7 @@ struct SyncQueueDaemonTests {
         let (flooder, flood) = try foreignRecords(SyncQueueLimits.filesPerAuthor + 52)
         let outcomes = push(t, flood)
         #expect(outcomes.filter { $0.code == .queued }.count == SyncQueueLimits.filesPerAuthor)
-        let refused = outcomes.filter { $0.code == .refused }
+        let refused = outcomes.filter { $0.code == .deferred }
         #expect(refused.count == 52)
         #expect(refused.first?.message.hasPrefix("not kept: the queue of waiting files is full") == true)
         // Bytes that are no record, and a record whose signature was altered, are never kept.
@@ -78,7 +78,7 @@ struct SyncQueueDaemonTests {
         // At most `authors` devices: the 15 next ones are kept, the rest refused.
         var others: [SyncFile] = []
         for _ in 0..<20 { others += try foreignRecords(1).files }
-        let codes: [SyncFileOutcomeCode] = Array(repeating: .queued, count: 15) + Array(repeating: .refused, count: 5)
+        let codes: [SyncFileOutcomeCode] = Array(repeating: .queued, count: 15) + Array(repeating: .deferred, count: 5)
         #expect(push(t, others).map(\.code) == codes)
         let held = size(queueFile(t))
         #expect(held > 0 && held <= SyncQueueLimits.bytes)
@@ -102,7 +102,7 @@ struct SyncQueueDaemonTests {
         #expect(size(queueFile(t)) <= SyncQueueLimits.bytes)
     }
 
-    @Test("unlocked: another circle's records wait within the bounds and the overflow is refused to the agent")
+    @Test("unlocked: another circle's records wait within the bounds and the overflow is deferred (offered again by the agent)")
     func floodWhileUnlocked() throws {
         let circle = try SyncCircle(uid: alice, count: 1)
         defer { circle.cleanUp() }
@@ -110,8 +110,8 @@ struct SyncQueueDaemonTests {
         let (_, flood) = try foreignRecords(SyncQueueLimits.filesPerAuthor + 10)
         let outcomes = push(t, flood)
         #expect(outcomes.filter { $0.code == .queued }.count == SyncQueueLimits.filesPerAuthor)
-        #expect(outcomes.filter { $0.code == .refused }.count == 10)
-        // Pushed again (the agent offers refused files again): still bounded, nothing doubled.
+        #expect(outcomes.filter { $0.code == .deferred }.count == 10)
+        // Pushed again (the agent offers deferred files again): still bounded, nothing doubled.
         _ = push(t, flood)
         #expect(circle.status(0)?.queued == UInt32(SyncQueueLimits.filesPerAuthor))
         #expect(circle.status(0)?.reports.contains { $0.hasPrefix("10 files from device ") } == true)
