@@ -142,10 +142,10 @@ extension Daemon {
                     outcomes[index] = Self.applyOne(files[index], session: session, journal: &extra)
                 }
             }
-            // A file the queue's bounds turn away is refused: the agent offers it again later.
+            // A file the queue's bounds turn away is deferred (or refused): the agent offers it again later.
             let again = waiting.filter { Self.waitsForCircle(outcomes[$0]) }
             let kept = try enqueue(again.map { files[$0] }, waiting: true, message: "", state: state, store: store)
-            for (index, outcome) in zip(again, kept) where outcome.code == .refused { outcomes[index] = outcome }
+            for (index, outcome) in zip(again, kept) where outcome.code != .queued { outcomes[index] = outcome }
             try session.persist(extra)
             let vaultChanged = try applyWinners(session, state: state, vault: vault)
             // After the winners are written (a delete in this batch is in the vault) and after

@@ -130,30 +130,42 @@ final class SyncSession {
         Log.warning("uid \(store.uid): sync: \(message)")
     }
 
-    /// This device's records after `after`, as many as fit well inside one reply.
+    /// This device's records after `after`, as many as fit in one reply next to the head, the
+    /// approvals and the snapshot (up to 1 MiB). A first record that does not fit beside the
+    /// snapshot goes alone: the snapshot comes with a later pull (it is sent with every one).
     func outbox(after: UInt64) throws(HandlerError) -> SyncOutbox {
+        let head: [UInt8]
+        do { head = try replica.head().bytes } catch { throw HandlerError(.internalComponent, "cannot sign the head") }
+        let published = approvals.sorted { $0.key < $1.key }.map {
+            SyncOutboxApproval(device: $0.key.bytes, bytes: $0.value)
+        }
+        // Per-field framing (lengths, seq numbers) is far below 64 bytes an entry; 4 KiB for the rest.
+        let fixed = head.count + published.reduce(0) { $0 + $1.device.count + $1.bytes.count + 64 } + 4096
+        var snapshotBytes = snapshot ?? []
         var records: [SyncOutboxRecord] = []
         var size = 0
         var more = false
         if after < UInt64(own.count) {
             for index in Int(after)..<own.count {
                 let bytes = own[index]
-                if !records.isEmpty && size + bytes.count > ProtocolLimits.maximumFrameLength / 2 {
-                    more = true
-                    break
+                let room = min(
+                    ProtocolLimits.maximumFrameLength / 2,
+                    ProtocolLimits.maximumBodyLength - fixed - snapshotBytes.count)
+                if size + bytes.count + 64 > room {
+                    if records.isEmpty && !snapshotBytes.isEmpty {
+                        snapshotBytes = []
+                    } else if !records.isEmpty {
+                        more = true
+                        break
+                    }
                 }
-                size += bytes.count
+                size += bytes.count + 64
                 records.append(SyncOutboxRecord(seq: UInt64(index + 1), bytes: bytes))
             }
         }
-        let head: [UInt8]
-        do { head = try replica.head().bytes } catch { throw HandlerError(.internalComponent, "cannot sign the head") }
-        let published = approvals.sorted { $0.key < $1.key }.map {
-            SyncOutboxApproval(device: $0.key.bytes, bytes: $0.value)
-        }
         return SyncOutbox(
             device: device.bytes, records: records, head: head, approvals: published, more: more,
-            snapshot: snapshot ?? [])
+            snapshot: snapshotBytes)
     }
 
     /// Signs a fresh approval for every active member but this device (and `except`): how

@@ -81,7 +81,7 @@ public final class ArcadSyncLink: AgentArcad {
             case .applied, .duplicate: .applied
             case .queued: .queued
             case .refused: .refused(outcome.message)
-            case .deferred: .notYet  // a full queue: offered again at a later pass
+            case .deferred: .notYet(outcome.message)  // a full queue: offered again at a later pass
             }
         }
     }

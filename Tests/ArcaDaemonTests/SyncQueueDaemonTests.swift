@@ -102,7 +102,9 @@ struct SyncQueueDaemonTests {
         #expect(size(queueFile(t)) <= SyncQueueLimits.bytes)
     }
 
-    @Test("unlocked: another circle's records wait within the bounds and the overflow is deferred (offered again by the agent)")
+    @Test(
+        "unlocked: another circle's records wait within the bounds and the overflow is deferred (offered again by the agent)"
+    )
     func floodWhileUnlocked() throws {
         let circle = try SyncCircle(uid: alice, count: 1)
         defer { circle.cleanUp() }
