@@ -97,6 +97,17 @@ extension Vault {
     /// `duplicateItem` and no item changes. Returns how many items changed.
     @discardableResult
     public func update(_ query: Query, changes: ItemAttributes, secret: SecretBytes? = nil) throws -> Int {
+        try update(query, changes: changes, secret: secret, readingSecret: { _, _ in false }).count
+    }
+
+    /// `update`, reporting each changed item (for arcad, which mirrors the change in
+    /// the kernel one key at a time). When `secret` is nil, an item's current secret
+    /// is read in the same transaction if `readingSecret(old, new)` says the caller
+    /// needs it (the item moves to another key description or ring).
+    public func update(
+        _ query: Query, changes: ItemAttributes, secret: SecretBytes?,
+        readingSecret: (_ old: ItemAttributes, _ new: ItemAttributes) -> Bool
+    ) throws -> [ItemChange] {
         try validateQuery(query)
         try validate(changes, for: query.itemClass, secret: secret)
         if let sync = changes.synchronizable, let target = changes.accessible {
@@ -113,13 +124,22 @@ extension Vault {
                 }
                 guard !matches.isEmpty else { throw locked ? VaultError.locked : VaultError.itemNotFound }
                 let now = FileProbe.now()
+                var changed: [ItemChange] = []
                 for m in matches {
+                    var old = m.attributes
+                    old.accessible = old.accessible ?? m.row.accessible
                     var a = m.attributes
                     a.apply(changes)
                     a.modificationDate = now
                     let accessible = a.accessible ?? m.row.accessible
+                    a.accessible = accessible
                     try Self.checkSynchronizable(a.synchronizable ?? false, accessible)
                     guard let classKey = classKeys[accessible] else { throw VaultError.locked }
+                    let kept = secret == nil && readingSecret(old, a) ? try readSecret(m) : nil
+                    changed.append(
+                        ItemChange(
+                            itemClass: query.itemClass, old: old, new: a, secret: secret ?? kept,
+                            secretChanged: secret != nil))
                     let sealed = try crypto {
                         try seal(
                             query.itemClass, a, ref: m.row.ref, index: index, classKey: classKey, itemKey: m.itemKey,
@@ -145,7 +165,7 @@ extension Vault {
                     if m.row.sync { try markSyncChanged(m.row.pk) }
                     if a.synchronizable == true { try markSyncChanged(sealed.pk) }
                 }
-                return matches.count
+                return changed
             }
         }
     }
@@ -154,24 +174,33 @@ extension Vault {
     /// items are not deleted. Returns how many were.
     @discardableResult
     public func delete(_ query: Query) throws -> Int {
+        try delete(query, markingSync: true).count
+    }
+
+    /// `delete`, reporting each deleted item with its attributes (`new` is nil).
+    public func deleteReporting(_ query: Query) throws -> [ItemChange] {
         try delete(query, markingSync: true)
     }
 
     /// `markingSync: false` for the circle's own deletes (`removeSynced`, `putSynced`).
-    func delete(_ query: Query, markingSync: Bool) throws -> Int {
+    func delete(_ query: Query, markingSync: Bool) throws -> [ItemChange] {
         try validateQuery(query)
         guard blindIndex != nil else { throw try noMatchError(query) }
         return try guarded {
             try db.transaction {
-                var rows: [Row] = []
-                let locked = try forEachMatch(query, limit: Int.max) { rows.append($0.row) }
+                var rows: [(row: Row, change: ItemChange)] = []
+                let locked = try forEachMatch(query, limit: Int.max) { m in
+                    var old = m.attributes
+                    old.accessible = old.accessible ?? m.row.accessible
+                    rows.append((m.row, ItemChange(itemClass: query.itemClass, old: old, new: nil)))
+                }
                 guard !rows.isEmpty else { throw locked ? VaultError.locked : VaultError.itemNotFound }
-                for row in rows {
+                for (row, _) in rows {
                     try db.statement("DELETE FROM items WHERE id = ?").bind(.integer(row.id)).run()
                     try db.statement("DELETE FROM attr_tags WHERE item = ?").bind(.integer(row.id)).run()
                     if row.sync && markingSync { try markSyncChanged(row.pk) }
                 }
-                return rows.count
+                return rows.map(\.change)
             }
         }
     }
