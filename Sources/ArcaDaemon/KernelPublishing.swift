@@ -18,6 +18,11 @@ public protocol KernelPublishing: Sendable {
     /// reinstall the ring instead (no ring known, or it changed under us), or if the
     /// item cannot live in the kernel (`loadable` tells which).
     func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome
+    /// Removes one item's key (by its description) from an installed ring, leaving the
+    /// rest of the ring as it is.
+    func drop(uid: UInt32, class kernelClass: KernelClass, key: KeyringItemKey) -> DropOutcome
+    /// Whether the installed ring holds a key for `key`; nil when no ring is known.
+    func holds(uid: UInt32, class kernelClass: KernelClass, key: KeyringItemKey) -> Bool?
     /// Clears everything of a deleted account: both rings, service grants, `@u`.
     func purge(uid: UInt32)
     /// Replaces the system items granted to `uid` (its persistent keyring's `arca:svc`
@@ -68,6 +73,19 @@ public enum PutOutcome: Equatable, Sendable {
     case reinstall
 }
 
+/// The result of dropping one item's key from a ring.
+public enum DropOutcome: Equatable, Sendable {
+    /// The key was in the ring and is destroyed.
+    case dropped
+    /// The ring holds no key for the item: it was served from the socket only.
+    case absent
+    /// The ring must be rebuilt with `install` (no ring known: an earlier arcad's
+    /// keys can only be found and retired by it).
+    case reinstall
+    /// The key could not be destroyed: the old secret may still be in the kernel.
+    case failed
+}
+
 /// The real kernel keyring, through `KeyringLayout`, which keeps the serial of
 /// every ring and key it made.
 public final class KernelKeyring: KernelPublishing, Sendable {
@@ -98,6 +116,23 @@ public final class KernelKeyring: KernelPublishing, Sendable {
             Log.debug("uid \(uid): cannot add to the \(kernelClass.rawValue) ring (\(error)); rebuilding it")
             return .reinstall
         }
+    }
+
+    public func drop(uid: UInt32, class kernelClass: KernelClass, key: KeyringItemKey) -> DropOutcome {
+        do {
+            switch try layout.drop(key, user: uid, class: Self.ring(kernelClass)) {
+            case .dropped: return .dropped
+            case .absent: return .absent
+            case .noRing: return .reinstall
+            }
+        } catch {
+            Log.error("uid \(uid): cannot destroy a \(key.kindName) key of the \(kernelClass.rawValue) ring: \(error)")
+            return .failed
+        }
+    }
+
+    public func holds(uid: UInt32, class kernelClass: KernelClass, key: KeyringItemKey) -> Bool? {
+        layout.holds(key, user: uid, class: Self.ring(kernelClass))
     }
 
     public func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> InstallResult {

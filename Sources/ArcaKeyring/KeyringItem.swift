@@ -151,6 +151,16 @@ public enum PutResult: Equatable, Sendable {
     case noRing
 }
 
+/// The result of dropping one item's key from a ring.
+public enum DropResult: Equatable, Sendable {
+    /// The item's key was in the ring and is destroyed.
+    case dropped
+    /// The ring holds no key of that description (the item was socket-only).
+    case absent
+    /// arcad made no ring of that class for the user (or it is gone): install one.
+    case noRing
+}
+
 /// What `purge` did, for an honest log line.
 public struct PurgeReport: Equatable, Sendable {
     /// Rings and item keys of the uid destroyed (by serial, or found by the `/proc/keys` scan).

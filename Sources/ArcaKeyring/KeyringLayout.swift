@@ -96,9 +96,7 @@ public struct KeyringLayout: Sendable {
             let previous = owned.keys.removeValue(forKey: keyDescription)
             // The older version of the item leaves the kernel whatever happens next.
             let dropPrevious = { (owned: inout KeyLedger.Ring) throws(KeyringError) in
-                guard let previous else { return }
-                owned.cost -= previous.cost
-                if !destroy([previous.serial]).isEmpty { throw KeyringError.notDestroyed(remaining: 1) }
+                try discard(previous, from: &owned)
             }
             if let reason = Self.unloadableReason(item, description: keyDescription) {
                 try dropPrevious(&owned)
@@ -136,6 +134,31 @@ public struct KeyringLayout: Sendable {
             owned.cost += cost
             user.rings[itemClass] = owned
             return .placed
+        }
+    }
+
+    /// Removes the key of one item (by its description) from user `uid`'s ring of class
+    /// `class`, through the ledger, without touching the rest of the ring. `.noRing` when
+    /// this layout made no ring of that class (an earlier arcad's keys are found only
+    /// by `install`); throws `.notDestroyed` if the key survived (the ledger keeps it,
+    /// so the next `install` or `remove` tries again).
+    public func drop(_ key: KeyringItemKey, user uid: UInt32, class itemClass: KeyringClass) throws(KeyringError)
+        -> DropResult
+    {
+        try ledger.withUser(uid) { (user: inout KeyLedger.User) throws(KeyringError) -> DropResult in
+            guard var owned = user.rings[itemClass] else { return .noRing }
+            guard let entry = owned.keys.removeValue(forKey: key.keyDescription) else { return .absent }
+            try discard(entry, from: &owned)
+            user.rings[itemClass] = owned
+            return .dropped
+        }
+    }
+
+    /// Whether user `uid`'s ring of class `class` holds a key for `key` (from the
+    /// ledger, no syscall); nil when this layout made no ring of that class.
+    public func holds(_ key: KeyringItemKey, user uid: UInt32, class itemClass: KeyringClass) -> Bool? {
+        ledger.withUser(uid) { (user: inout KeyLedger.User) -> Bool? in
+            user.rings[itemClass].map { $0.keys[key.keyDescription] != nil }
         }
     }
 
@@ -185,6 +208,16 @@ public struct KeyringLayout: Sendable {
         // What the ledger knew is gone, but without the scan nobody can say the rest is.
         if let scanError { throw scanError }
         return Set(targets).subtracting(rings).count
+    }
+
+    /// Destroys one item key of `owned` (already taken out of its key table) and takes
+    /// its cost off the ring: the one way a single key leaves a ring (`put`, `drop`).
+    func discard(_ entry: (serial: KeySerial, cost: KeyCost)?, from owned: inout KeyLedger.Ring)
+        throws(KeyringError)
+    {
+        guard let entry else { return }
+        owned.cost -= entry.cost
+        if !destroy([entry.serial]).isEmpty { throw KeyringError.notDestroyed(remaining: 1) }
     }
 
     /// Invalidates each serial, rings first as listed; returns those still alive.
