@@ -69,13 +69,16 @@ extension Daemon {
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
             try requireVaultRoom(uid)
+            let changed: [ItemChange]
             do {
-                _ = try vault.update(vaultQuery, changes: changes, secret: secret)
+                changed = try vault.update(vaultQuery, changes: changes, secret: secret) { old, new in
+                    needsSecret(old, new, itemClass: vaultQuery.itemClass, state: state)
+                }
             } catch {
                 throw HandlerError.vault(error)
             }
             events.post(uid: uid, [.itemsChanged])
-            try republishLoaded(state: state, vault: vault)
+            try reflect(changed, state: state, vault: vault)
             return .ok
         }
     }
@@ -87,13 +90,14 @@ extension Daemon {
         vaultQuery.matchLimit = .all
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
+            let deleted: [ItemChange]
             do {
-                _ = try vault.delete(vaultQuery)
+                deleted = try vault.deleteReporting(vaultQuery)
             } catch {
                 throw HandlerError.vault(error)
             }
             events.post(uid: uid, [.itemsChanged])
-            try republishLoaded(state: state, vault: vault)
+            try reflect(deleted, state: state, vault: vault)
             return .ok
         }
     }
@@ -112,8 +116,8 @@ extension Daemon {
         }
     }
 
-    /// An update or delete can move items between classes or remove them: rebuild
-    /// every loaded ring (a ring swap is atomic for readers). A ring that cannot be
+    /// A write of the sync circle or a restore can move items between classes or
+    /// remove them: rebuild every loaded ring (a ring swap is atomic for readers). A ring that cannot be
     /// rebuilt is destroyed and its class served from the socket; only if even that
     /// fails, so that the old secret may still be in the kernel, is the write
     /// reported as failed (it is done in the vault).

@@ -49,17 +49,34 @@ struct DaemonKernelFailureTests {
         #expect(t.send(.lock(uid: alice, classes: .whenUnlocked), as: alice) == .ok)
     }
 
-    @Test("an update or delete whose old ring cannot be destroyed is not reported as success")
+    @Test("an update or delete whose old key or ring cannot be destroyed is not reported as success")
     func staleWrite() throws {
         let t = try TestDaemon()
         defer { t.cleanUp() }
         _ = try enrolled(t)
         #expect(t.send(addRequest(alice, "mail", "alice", "s3cret"), as: alice) == .items([]))
-        t.kernel.installsFail.store(true, ordering: .relaxed)
+        #expect(t.send(addRequest(alice, "mail", "bob", "s3cret"), as: alice) == .items([]))
+        // A rename whose old key survives.
+        t.kernel.dropsFail.store(true, ordering: .relaxed)
+        let rename = UpdateRequest(
+            vault: .user(uid: alice), query: Query(itemClass: .genericPassword, attributes: genp("mail", "bob")),
+            attributes: [.account: .string("carol")])
+        #expect(statusCode(t.send(.update(rename), as: alice)) == -2070)
+        // A delete whose old key survives.
         let query = Query(itemClass: .genericPassword, attributes: genp("mail", "alice"))
         #expect(statusCode(t.send(.delete(vault: .user(uid: alice), query: query), as: alice)) == -2070)
-        t.kernel.installsFail.store(false, ordering: .relaxed)
+        t.kernel.dropsFail.store(false, ordering: .relaxed)
         #expect(secretText(t.send(getRequest(alice, "mail", "alice"), as: alice)) == "error -25300")
+        // A new secret the ring must be rebuilt for, and whose old ring survives.
+        t.kernel.putsReinstall.store(true, ordering: .relaxed)
+        t.kernel.installsFail.store(true, ordering: .relaxed)
+        let newSecret = UpdateRequest(
+            vault: .user(uid: alice), query: Query(itemClass: .genericPassword, attributes: genp("mail", "carol")),
+            attributes: [:], secret: Array("n".utf8))
+        #expect(statusCode(t.send(.update(newSecret), as: alice)) == -2070)
+        t.kernel.installsFail.store(false, ordering: .relaxed)
+        t.kernel.putsReinstall.store(false, ordering: .relaxed)
+        #expect(secretText(t.send(getRequest(alice, "mail", "carol"), as: alice)) == "n")
     }
 
     @Test("a vault at max_vault_bytes refuses add and update with errSecQuotaExceeded; delete still works")

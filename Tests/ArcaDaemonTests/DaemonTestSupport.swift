@@ -16,7 +16,18 @@ final class RecordingKernel: KernelPublishing, Sendable {
     /// While true, installs fail and the old ring cannot be destroyed either.
     let installsFail = Atomic<Bool>(false)
 
+    /// While true, puts answer `.reinstall` (a ring changed under arcad).
+    let putsReinstall = Atomic<Bool>(false)
+    /// While true, drops fail and leave the key in place.
+    let dropsFail = Atomic<Bool>(false)
+    private let log = Mutex<[String]>([])
+    /// Every install, put and drop, in order: "install <class>", "put <class> <description>",
+    /// "drop <class> <description>" (class as its raw value).
+    var calls: [String] { log.withLock { $0 } }
+    func clearCalls() { log.withLock { $0 = [] } }
+
     func install(uid: UInt32, class kernelClass: KernelClass, items: [KeyringItem]) -> InstallResult {
+        log.withLock { $0.append("install \(kernelClass.rawValue)") }
         if installsFail.load(ordering: .relaxed) { return InstallResult(notLoaded: items.count, oldKeysRemain: true) }
         var ring: [String: [UInt8]] = [:]
         var notLoaded = 0
@@ -32,13 +43,33 @@ final class RecordingKernel: KernelPublishing, Sendable {
     }
 
     func put(uid: UInt32, class kernelClass: KernelClass, item: KeyringItem) -> PutOutcome {
-        guard item.secret.count <= KeyringLayout.maximumPayload else { return .notLoadable }
+        log.withLock { $0.append("put \(kernelClass.rawValue) \(item.key.keyDescription)") }
+        if putsReinstall.load(ordering: .relaxed) { return .reinstall }
         return rings.withLock { rings in
             let slot = "\(uid)/\(kernelClass.rawValue)"
+            guard item.secret.count <= KeyringLayout.maximumPayload else {
+                // As the real ring: no older version of the item is left behind.
+                rings[slot]?[item.key.keyDescription] = nil
+                return .notLoadable
+            }
             guard rings[slot] != nil else { return .reinstall }
             rings[slot]?[item.key.keyDescription] = item.secret.withUnsafeBytes { Array($0) }
             return .placed
         }
+    }
+
+    func drop(uid: UInt32, class kernelClass: KernelClass, key: KeyringItemKey) -> DropOutcome {
+        log.withLock { $0.append("drop \(kernelClass.rawValue) \(key.keyDescription)") }
+        if dropsFail.load(ordering: .relaxed) { return .failed }
+        return rings.withLock { rings in
+            let slot = "\(uid)/\(kernelClass.rawValue)"
+            guard rings[slot] != nil else { return .reinstall }
+            return rings[slot]?.removeValue(forKey: key.keyDescription) == nil ? .absent : .dropped
+        }
+    }
+
+    func holds(uid: UInt32, class kernelClass: KernelClass, key: KeyringItemKey) -> Bool? {
+        rings.withLock { $0["\(uid)/\(kernelClass.rawValue)"] }.map { $0[key.keyDescription] != nil }
     }
 
     private let purgedAccounts = Mutex<[UInt32]>([])
