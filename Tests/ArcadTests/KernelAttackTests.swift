@@ -94,6 +94,7 @@ struct KernelAttackTests {
             // republish fails, as it did when root's quota was full.
             #expect(try bob.run(["keyctl", "setperm", "@u", "0x003f0000"]).status == 0)
 
+            // One-item writes change one key in the ring already linked: no republish.
             let update = UpdateRequest(
                 vault: .user(uid: bob.uid),
                 query: Query(
@@ -101,16 +102,28 @@ struct KernelAttackTests {
                     attributes: [.service: .string("vpn"), .account: .string("bob")]),
                 attributes: [:], secret: Array("v2".utf8))
             #expect(try arcad.send(.update(update)) == .ok)
-            #expect(try kernelOnlyGet(bob, "vpn", "bob").stdout == "")
+            #expect(try kernelOnlyGet(bob, "vpn", "bob").stdout == "v2")
             let delete = Query(
                 itemClass: .genericPassword,
                 attributes: [.service: .string("mail"), .account: .string("bob")])
             #expect(try arcad.send(.delete(vault: .user(uid: bob.uid), query: delete)) == .ok)
             #expect(try kernelOnlyGet(bob, "mail", "bob").stdout == "")
+            #expect(try kernelOnlyGet(bob, "web", "bob").stdout == "w")
+
+            // A write of more than 64 items rebuilds the ring, which cannot be linked:
+            // the old ring is destroyed anyway, and nothing old stays kernel-only.
+            for i in 0..<65 { #expect(try arcad.send(add(bob.uid, "bulk\(i)", "bob", "b")) == .items([])) }
+            let all = UpdateRequest(
+                vault: .user(uid: bob.uid),
+                query: Query(itemClass: .genericPassword, attributes: [.account: .string("bob")]),
+                attributes: [:], secret: Array("v3".utf8))
+            #expect(try arcad.send(.update(all)) == .ok)
+            #expect(try kernelOnlyGet(bob, "vpn", "bob").stdout == "")
             #expect(try kernelOnlyGet(bob, "web", "bob").stdout == "")
+            #expect(try kernelOnlyGet(bob, "bulk0", "bob").stdout == "")
             // The class is served from the socket, and status counts it.
-            #expect(try arcad.send(get(bob.uid, "vpn", "bob")) == .items([ResultItem(data: Array("v2".utf8))]))
-            #expect(try status(arcad, bob.uid).itemsNotInKernel == 2)
+            #expect(try arcad.send(get(bob.uid, "vpn", "bob")) == .items([ResultItem(data: Array("v3".utf8))]))
+            #expect(try status(arcad, bob.uid).itemsNotInKernel == 67)
         }
     }
 
