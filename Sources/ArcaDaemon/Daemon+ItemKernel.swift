@@ -13,14 +13,21 @@ extension Daemon {
     /// their attributes, which the kernel cannot search (as in `publish`).
     static func inKernel(_ a: ItemAttributes) -> Bool { a.accessGroup != AttributeItem.accessGroup }
 
+    /// Where an item lives in the kernel: its ring and key; nil for a Secret Service
+    /// item or none at all.
+    static func slot(_ a: ItemAttributes?, itemClass: ItemClass) -> (ring: KernelClass, key: KeyringItemKey)? {
+        guard let a, inKernel(a) else { return nil }
+        return (ItemMapping.kernelClass(a.accessible ?? .whenUnlocked), ItemMapping.keyringKey(a, itemClass: itemClass))
+    }
+
     /// Whether arcad needs the kept secret of an item an update changes without
     /// setting the secret: only when the item gets a new key in a loaded ring.
     func needsSecret(_ old: ItemAttributes, _ new: ItemAttributes, itemClass: ItemClass, state: UserState) -> Bool {
-        guard Self.inKernel(new) else { return false }
-        let newClass = ItemMapping.kernelClass(new.accessible ?? .whenUnlocked)
-        guard state.lock.loadedClasses.contains(newClass) else { return false }
-        return !Self.inKernel(old) || ItemMapping.kernelClass(old.accessible ?? .whenUnlocked) != newClass
-            || ItemMapping.keyringKey(old, itemClass: itemClass) != ItemMapping.keyringKey(new, itemClass: itemClass)
+        guard let to = Self.slot(new, itemClass: itemClass), state.lock.loadedClasses.contains(to.ring) else {
+            return false
+        }
+        guard let from = Self.slot(old, itemClass: itemClass) else { return true }
+        return from.ring != to.ring || from.key != to.key
     }
 
     /// Carries `changes` into the loaded rings and keeps `notInKernel` in step. A key
@@ -32,8 +39,8 @@ extension Daemon {
         var oldKeysRemain = false
         if changes.count > Self.perItemKernelLimit {
             for change in changes {
-                for a in [change.old] + (change.new.map { [$0] } ?? []) where Self.inKernel(a) {
-                    rebuild.insert(ItemMapping.kernelClass(a.accessible ?? .whenUnlocked))
+                for slot in [change.old, change.new].compactMap({ Self.slot($0, itemClass: change.itemClass) }) {
+                    rebuild.insert(slot.ring)
                 }
             }
         } else {
@@ -54,57 +61,40 @@ extension Daemon {
     private func reflect(
         _ change: ItemChange, state: UserState, loaded: Set<KernelClass>, rebuild: inout Set<KernelClass>
     ) -> Bool {
-        let uid = state.uid
-        let old = Self.inKernel(change.old)
-            ? (ItemMapping.kernelClass(change.old.accessible ?? .whenUnlocked),
-                ItemMapping.keyringKey(change.old, itemClass: change.itemClass)) : nil
-        let new = change.new.flatMap { a in
-            Self.inKernel(a)
-                ? (ItemMapping.kernelClass(a.accessible ?? .whenUnlocked),
-                    ItemMapping.keyringKey(a, itemClass: change.itemClass)) : nil
-        }
+        let old = Self.slot(change.old, itemClass: change.itemClass)
+        let new = Self.slot(change.new, itemClass: change.itemClass)
         // Was the item counted as socket-only before, and is it after?
         var wasCounted = false
         var isCounted = false
-        if let old, let new, old.0 == new.0, old.1 == new.1 {
-            // Same key: the kernel holds the right thing unless the secret changed.
-            guard change.secretChanged, loaded.contains(new.0), let secret = change.secret else { return true }
-            wasCounted = kernel.holds(uid: uid, class: new.0, key: new.1) == false
-            switch kernel.put(uid: uid, class: new.0, item: KeyringItem(key: new.1, secret: secret)) {
-            case .placed: break
-            case .notLoadable: isCounted = true
-            case .reinstall: rebuild.insert(new.0)
-            }
-            adjustNotInKernel(state, old: wasCounted ? new.0 : nil, new: isCounted ? new.0 : nil)
-            return true
-        }
         var intact = true
-        if let old, loaded.contains(old.0) {
-            switch kernel.drop(uid: uid, class: old.0, key: old.1) {
+        if let old, let new, old.ring == new.ring, old.key == new.key {
+            // Same key: the kernel holds the right thing unless the secret changed.
+            guard change.secretChanged, loaded.contains(new.ring) else { return true }
+            wasCounted = kernel.holds(uid: state.uid, class: new.ring, key: new.key) == false
+        } else if let old, loaded.contains(old.ring) {
+            switch kernel.drop(uid: state.uid, class: old.ring, key: old.key) {
             case .dropped: break
             case .absent: wasCounted = true
-            case .reinstall: rebuild.insert(old.0)
+            case .reinstall: rebuild.insert(old.ring)
             case .failed: intact = false
             }
         }
-        if let new, loaded.contains(new.0) {
+        if let new, loaded.contains(new.ring) {
             if let secret = change.secret {
-                switch kernel.put(uid: uid, class: new.0, item: KeyringItem(key: new.1, secret: secret)) {
+                switch kernel.put(uid: state.uid, class: new.ring, item: KeyringItem(key: new.key, secret: secret)) {
                 case .placed: break
                 case .notLoadable: isCounted = true
-                case .reinstall: rebuild.insert(new.0)
+                case .reinstall: rebuild.insert(new.ring)
                 }
             } else {
-                // The vault was not asked for the secret (cannot happen with needsSecret): rebuild.
-                rebuild.insert(new.0)
+                // The vault was not asked for the secret (needsSecret said no): rebuild.
+                rebuild.insert(new.ring)
             }
         }
-        adjustNotInKernel(state, old: wasCounted ? old?.0 : nil, new: isCounted ? new?.0 : nil)
+        if wasCounted, let c = old?.ring, let count = state.notInKernel[c], count > 0 {
+            state.notInKernel[c] = count - 1
+        }
+        if isCounted, let c = new?.ring { state.notInKernel[c, default: 0] += 1 }
         return intact
-    }
-
-    private func adjustNotInKernel(_ state: UserState, old: KernelClass?, new: KernelClass?) {
-        if let old, let count = state.notInKernel[old], count > 0 { state.notInKernel[old] = count - 1 }
-        if let new { state.notInKernel[new, default: 0] += 1 }
     }
 }
