@@ -118,14 +118,19 @@ struct SyncHorizonPairDaemonTests {
         return (try? Snapshot(parsing: outbox.snapshot))?.number
     }
 
-    @Test("a local delete is collected past the only other device, dormant, with no file arriving")
-    func localDeleteCollectedPastADormantDevice() throws {
-        let circle = try SyncCircle(uid: alice, count: 2)
-        defer { circle.cleanUp() }
+    /// A adds "y", B applies it, A deletes it.
+    private func deleteOnAOnceBHasIt(_ circle: SyncCircle) {
         #expect(circle.addSynced(0, "y", "y-1") == .items([]))
         circle.exchangeAll()
         #expect(circle.synced(1, "y") == "y-1")
         #expect(circle.deleteSynced(0, "y") == .ok)
+    }
+
+    @Test("a local delete is collected past the only other device, dormant, with no file arriving")
+    func localDeleteCollectedPastADormantDevice() throws {
+        let circle = try SyncCircle(uid: alice, count: 2)
+        defer { circle.cleanUp() }
+        deleteOnAOnceBHasIt(circle)
         #expect(snapshotNumber(circle, 0) == nil)  // B is not dormant, the delete is new
         // 31 days on (arcad restarted, as after a reboot): collected when the replica loads.
         try circle.restart(0, offset: 31 * Self.day)
@@ -153,10 +158,7 @@ struct SyncHorizonPairDaemonTests {
     func dormantDeviceWithoutAnEditLosesTheCollectedItem() throws {
         let circle = try SyncCircle(uid: alice, count: 2)
         defer { circle.cleanUp() }
-        #expect(circle.addSynced(0, "y", "y-1") == .items([]))
-        circle.exchangeAll()
-        #expect(circle.synced(1, "y") == "y-1")
-        #expect(circle.deleteSynced(0, "y") == .ok)
+        deleteOnAOnceBHasIt(circle)
         try circle.restart(0, offset: 31 * Self.day)
         #expect(snapshotNumber(circle, 0) == 1)
         // B comes back with no edit: A's tombstone and snapshot arrive in one batch, and the
