@@ -17,7 +17,7 @@
 public enum SyncMesh {
     /// A member's published Syncthing identity.
     public struct Card: Sendable, Equatable {
-        /// The Syncthing device id (`XXXXXXX-...`, 8 groups of 7).
+        /// The Syncthing device id: 8 dash-separated groups of 7 characters (A–Z, 2–7).
         public var syncthing: String
         /// Where it listens (`tcp://...`), or `["dynamic"]`.
         public var addresses: [String]

@@ -21,10 +21,16 @@ extension SyncSetup {
                 "no recovery seal in \(path): is it a copy of the circle's synced folder (see --folder)? "
                     + "(a seal is written once a member's arcad has seen the vault's recovery key)")
         }
-        guard
-            let secret = try SecretLine.read(
-                prompt: "recovery key: ", limit: ProtocolLimits.maximumRecoveryKeyLength)
-        else { throw .usage("no recovery key on stdin") }
+        let secret: SecretBytes
+        do {
+            secret = try SecretReader().line(prompt: "recovery key: ", limit: ProtocolLimits.maximumRecoveryKeyLength)
+        } catch {
+            switch error {
+            case .noInput, .tooLong: throw .usage("no recovery key on stdin")
+            case .outOfMemory: throw .usage("out of secure memory")
+            case .read(let errno): throw .usage("cannot read stdin: \(errno)")
+            }
+        }
         var text = secret.withUnsafeBytes { Array($0) }
         defer { SecureWipe.zero(&text) }
         let link = try link()
