@@ -99,15 +99,21 @@ extension SyncReplica {
             if items[ref, default: ItemState(ref: ref)].insert(version) { touched.insert(ref) }
         }
         var resynced = 0
+        var later: [DeviceID: [ItemRef: UInt64]] = [:]
         for (ref, cut) in contents.burials.sorted(by: { $0.key < $1.key }) {
-            let wasLive = items[ref]?.isLive == true
-            let lastLive = items[ref]?.versions.values.filter { !$0.deleted }
-                .reduce(nil as ItemVersion?) { best, v in best.map { v.wins(over: $0) ? v : $0 } ?? v }
-            if items[ref, default: ItemState(ref: ref)].bury(covering: cut) {
-                if let lastLive, items[ref]?.isLive != true { buriedLive[ref] = lastLive }
-                touched.insert(ref)
-                if wasLive || items[ref]?.siblings.isEmpty == false { resynced += 1 }
+            var now: [DeviceID: UInt64] = [:]
+            for (device, seq) in cut {
+                now[device] = min(seq, limits[device] ?? 0)
+                if seq > limits[device] ?? 0 { later[device, default: [:]][ref] = seq }
             }
+            let (changed, wasLive) = buryAdopted(ref, covering: now)
+            if changed { touched.insert(ref) }
+            if changed && (wasLive || items[ref]?.siblings.isEmpty == false) { resynced += 1 }
+        }
+        for (device, seqs) in later {
+            guard let point = contents.cut[device] else { continue }
+            pendingBurials[device, default: [:]][point.seq, default: []].append(
+                PendingBurial(hash: point.hash, snapshotAuthor: author, number: snapshot.number, seqs: seqs))
         }
         changed.formUnion(touched)
         snapshots[author] = SnapshotMark(number: snapshot.number, hash: snapshot.hash)
