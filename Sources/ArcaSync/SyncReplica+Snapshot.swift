@@ -16,25 +16,8 @@ extension SyncReplica {
     /// 30 days.
     public static let defaultHorizonMillis: UInt64 = 30 * 24 * 3600 * 1000
 
-    /// Active members (not this device) whose last head's clock is older than the horizon by
-    /// this device's physical clock. The horizon is measured on the wall time the member's own
-    /// signed head carries (its hybrid logical clock when it last wrote or applied a record),
-    /// not on when this device happened to receive the head: the head's bytes are the same on
-    /// every device and in the journal, so a restart (which replays the journal) or a device
-    /// that itself comes back and receives heads in some order judges alike; and since the HLC
-    /// advances on every record received, the head shows how recent what the member has seen
-    /// is, whatever its own clock says. A member with no head seen yet is not dormant: it may
-    /// be joining right now, and its approval does not say when.
-    public var dormantMembers: Set<DeviceID> {
-        let now = clock.physicalMillis()
-        return Set(
-            circle.activeDevices.filter { member in
-                // 0: a head in the format before the horizon (ARH1), whose time is unknown: such a
-                // peer may not know snapshots either, so it is never passed over.
-                guard member != device, let wall = headWalls[member], wall > 0 else { return false }
-                return now > wall && now - wall > horizonMillis
-            })
-    }
+    /// The wall time the last head accepted from `member` carries (nil: none seen yet).
+    public func headMillis(of member: DeviceID) -> UInt64? { headWalls[member] }
 
     /// A signed snapshot of this replica, sealed under the current epoch key: the cut (every
     /// log as applied here), every burial with its cut, and the records of every version held
@@ -87,6 +70,7 @@ extension SyncReplica {
                 throw SyncError.forkedHead(device, seq: point.seq)
             }
         }
+        let limits = try burialLimits(contents, number: snapshot.number, author: author)
         let versions = try contents.records.map { try verifiedVersion($0, within: contents.cut) }
         var touched: Set<ItemRef> = []
         for version in versions {

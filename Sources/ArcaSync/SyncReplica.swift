@@ -229,7 +229,7 @@ public struct SyncReplica: Sendable {
         var acks: [DeviceID: UInt64] = [:]
         for (author, log) in logs where author != device { acks[author] = log.seq }
         return try SignedHead.sign(
-            seq: own.seq, chainHash: own.last, wallMillis: clock.last.wallMillis, acknowledgements: acks,
+            seq: own.seq, chainHash: own.last, wallMillis: headWallMillis, acknowledgements: acks,
             signer: signer)
     }
 }
