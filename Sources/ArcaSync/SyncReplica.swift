@@ -38,7 +38,7 @@ public struct SyncReplica: Sendable {
     /// This device's hybrid logical clock.
     public internal(set) var clock: HybridLogicalClock
     var logs: [DeviceID: AuthorLog] = [:]
-    private var pending: [DeviceID: [UInt64: SyncRecord]] = [:]
+    var pending: [DeviceID: [UInt64: SyncRecord]] = [:]
     /// The sequence number each peer's last accepted head announced.
     var announced: [DeviceID: UInt64] = [:]
     var acknowledgements: [DeviceID: [DeviceID: UInt64]] = [:]
