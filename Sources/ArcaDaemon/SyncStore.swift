@@ -250,18 +250,9 @@ struct SyncStore {
     /// Up to `limit` bytes of arcad's own file at `path`, or nil if there is none. A file that
     /// group or others may read, a symlink, or another owner's file is refused.
     static func readPrivate(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
-        guard try StateDirectory.existingFile(path) else { return nil }
-        do {
-            let fd = try FileSystem.open(path, O_RDONLY)
-            defer { close(fd) }
-            let status = try FileSystem.status(fd)
-            guard status.permissions & 0o077 == 0 else {
-                throw HandlerError(.notAvailable, "\(path) is readable by group or others; refused")
-            }
-            return try FileSystem.readPrefix(fd, limit: min(limit, Int(status.size) + 1))
-        } catch let error as HandlerError {
-            throw error
-        } catch {
+        guard let (fd, size) = try openPrivate(path) else { return nil }
+        defer { close(fd) }
+        do { return try FileSystem.readPrefix(fd, limit: min(limit, size + 1)) } catch {
             throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
         }
     }
@@ -269,31 +260,44 @@ struct SyncStore {
     /// All of arcad's own file at `path`, or nil if there is none; refused (never read in part)
     /// when it is larger than `limit` or a read returns less than its size.
     static func readWhole(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
+        guard let (fd, size) = try openPrivate(path) else { return nil }
+        defer { close(fd) }
+        guard size <= limit else {
+            throw HandlerError(
+                .notAvailable, "\(path) is \(size) bytes, more than arcad reads (\(limit)); refused, nothing was changed")
+        }
+        let bytes: [UInt8]
+        do { bytes = try FileSystem.readPrefix(fd, limit: size + 1) } catch {
+            throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
+        }
+        guard bytes.count == size else {
+            throw HandlerError(
+                .notAvailable, "\(path): read \(bytes.count) of its \(size) bytes; refused, nothing was changed")
+        }
+        return bytes
+    }
+
+    /// arcad's own file at `path`, opened for reading, and its size (the caller closes it); nil
+    /// if there is none. A file that group or others may read, a symlink, or another owner's
+    /// file is refused.
+    private static func openPrivate(_ path: String) throws(HandlerError) -> (Int32, Int)? {
         guard try StateDirectory.existingFile(path) else { return nil }
+        let fd: Int32
+        let status: FileStatus
         do {
-            let fd = try FileSystem.open(path, O_RDONLY)
-            defer { close(fd) }
-            let status = try FileSystem.status(fd)
-            guard status.permissions & 0o077 == 0 else {
-                throw HandlerError(.notAvailable, "\(path) is readable by group or others; refused")
-            }
-            let size = Int(status.size)
-            guard size <= limit else {
-                throw HandlerError(
-                    .notAvailable,
-                    "\(path) is \(size) bytes, more than arcad reads (\(limit)); refused, nothing was changed")
-            }
-            let bytes = try FileSystem.readPrefix(fd, limit: size + 1)
-            guard bytes.count == size else {
-                throw HandlerError(
-                    .notAvailable, "\(path): read \(bytes.count) of its \(size) bytes; refused, nothing was changed")
-            }
-            return bytes
-        } catch let error as HandlerError {
-            throw error
+            fd = try FileSystem.open(path, O_RDONLY)
         } catch {
             throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
         }
+        do { status = try FileSystem.status(fd) } catch {
+            close(fd)
+            throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
+        }
+        guard status.permissions & 0o077 == 0 else {
+            close(fd)
+            throw HandlerError(.notAvailable, "\(path) is readable by group or others; refused")
+        }
+        return (fd, Int(status.size))
     }
 
     private func replace(_ path: String, with bytes: [UInt8]) throws(HandlerError) {
