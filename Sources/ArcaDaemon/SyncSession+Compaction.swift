@@ -51,7 +51,8 @@ extension SyncSession {
             }
             Log.warning("uid \(store.uid): sync journal not compacted: a replay of it would not rebuild this replica")
         } catch {
-            Log.warning("uid \(store.uid): sync journal not compacted: \((error as? HandlerError)?.message ?? "\(error)")")
+            let why = (error as? HandlerError)?.message ?? "\(error)"
+            Log.warning("uid \(store.uid): sync journal not compacted: \(why)")
         }
     }
 
