@@ -3,8 +3,10 @@ import ArcaSync
 /// Compaction of a user's sync journal (issue 17, review of the horizon work). The journal is
 /// append-only between compactions: every head a peer publishes, every approval, every snapshot
 /// adopted (each up to 1 MiB) is appended, so without compaction it only grows. Once it has
-/// grown past twice its last compacted size plus `compactionSlack`, it is rewritten to the
-/// entries a replay needs, in their order:
+/// grown past twice its last compacted size plus `compactionSlack`, and if that would drop at
+/// least half of it (a journal of records alone is left as it is: checking a rewrite costs a
+/// replay, as long as a restart's), it is rewritten to the entries a replay needs, in order
+/// (so it stays within four times that plus the slack):
 ///
 /// - every record once (a record journaled while it waited for an earlier one is applied by
 ///   the replay's own queue; its later copy is a duplicate);
@@ -32,15 +34,17 @@ extension SyncSession {
         return "it grew from \(compactedBytes) to \(journalBytes) bytes"
     }
 
-    /// Compacts the journal (see the extension's doc). A failure is logged and changes nothing:
-    /// the journal as it was still replays.
-    func compactJournal(reason: String) {
+    /// Compacts the journal (see the extension's doc; `force`: whatever it would drop). A
+    /// failure is logged and changes nothing: the journal as it was still replays.
+    func compactJournal(reason: String, force: Bool = false) {
         defer { compactedBytes = journalBytes }
         do {
             let journal = try store.read()
             for keepSnapshots in [false, true] {
                 let kept = Self.compacted(journal.entries, keepingSnapshots: keepSnapshots)
                 guard kept.count < journal.entries.count || journal.torn else { return }
+                let dropped = journal.size - SyncStore.encode(kept).count
+                guard force || journal.torn || dropped * 2 >= journal.size else { return }
                 guard try replays(kept) else { continue }
                 let before = journal.size
                 journalBytes = try store.replaceJournal(with: kept)
