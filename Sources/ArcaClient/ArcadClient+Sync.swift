@@ -70,9 +70,9 @@ extension ArcadClient {
         return try expect(.syncRemove(uid: uid, device: device)) { if case .syncRemoval(let v) = $0 { v } else { nil } }
     }
 
-    /// `arca sync status`.
+    /// `arca sync status`, with its ``SyncStatus/detail`` (needs an arcad that knows it).
     public func syncStatus(uid: UInt32) throws(SyncCallError) -> SyncStatus {
-        return try expect(.syncStatus(uid: uid)) { if case .syncStatus(let v) = $0 { v } else { nil } }
+        return try expect(.syncStatus(uid: uid, detailed: true)) { if case .syncStatus(let v) = $0 { v } else { nil } }
     }
 
     /// `arca find --conflicts`.

@@ -91,10 +91,12 @@ extension Daemon {
     {
         guard Self.canMerge(vault) else { return }
         let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
+        // Loaded first, so that what the queue reports (drops, expiries) reaches its reports.
+        _ = try syncSession(state, vault: vault, key: key)
         // Taken out first: a file that must wait again (a join not yet approved) is queued anew.
         let files = try takeQueue(store, state: state, retryWaiting: retryWaiting)
         guard !files.isEmpty else { return }
-        let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key)
+        let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key, fromQueue: true)
         Log.info("uid \(state.uid): sync: \(outcomes.filter { $0.code == .applied }.count) queued files applied")
         // A circle update among them (queued while locked) may name the author or epoch of files
         // that wait for one: retried now, since the agent will not offer them again.
@@ -104,10 +106,12 @@ extension Daemon {
     }
 
     /// Verifies and merges `files` in order; one outcome each. Refusals change nothing and
-    /// are kept in the reports.
-    func applySyncFiles(_ files: [SyncFile], state: UserState, vault: Vault, key: SecretBytes)
-        throws(HandlerError) -> [SyncFileOutcome]
-    {
+    /// are kept in the reports. `fromQueue`: the files were already kept in the queue (within
+    /// its bounds), so those that must wait for a circle update stay without the smaller bound
+    /// of waiting files (no agent would offer them again); they still expire.
+    func applySyncFiles(
+        _ files: [SyncFile], state: UserState, vault: Vault, key: SecretBytes, fromQueue: Bool = false
+    ) throws(HandlerError) -> [SyncFileOutcome] {
         let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
         var outcomes: [SyncFileOutcome] = []
         var extra: [SyncEntry] = []
@@ -144,7 +148,9 @@ extension Daemon {
             }
             // A file the queue's bounds turn away is deferred (or refused): the agent offers it again later.
             let again = waiting.filter { Self.waitsForCircle(outcomes[$0]) }
-            let kept = try enqueue(again.map { files[$0] }, waiting: true, message: "", state: state, store: store)
+            let kept = try enqueue(
+                again.map { files[$0] }, waiting: true, message: "", state: state, store: store,
+                boundWaiting: !fromQueue)
             for (index, outcome) in zip(again, kept) where outcome.code != .queued { outcomes[index] = outcome }
             try session.persist(extra)
             let vaultChanged = try applyWinners(session, state: state, vault: vault)

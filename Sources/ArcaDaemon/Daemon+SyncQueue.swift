@@ -10,7 +10,9 @@ import ArcaSync
 /// most `bytes`. A file over a bound is refused with a message saying so (the agent offers it
 /// again later, so a real member's backlog is delayed, not lost) and the drop is reported in
 /// `arca sync status`. Files that wait for a circle update are retried only when one applies,
-/// so a full queue costs no work per request.
+/// so a full queue costs no work per request; they are bounded apart (`waitingFiles`,
+/// `waitingBytes`) and expire after `waitingMillis` (`Daemon+SyncQueueExpiry.swift`), so that
+/// files no circle update ever names cannot hold the queue.
 enum SyncQueueLimits {
     static let filesPerAuthor = 2_048
     static let authors = 16
@@ -22,6 +24,17 @@ enum SyncQueueLimits {
     static let waitingFlag: UInt8 = 0x80
     /// A queue entry's kind that counts files dropped (its author; u32 count), never a file.
     static let droppedKind: UInt8 = 0x7F
+    /// A queue entry's kind that counts the waiting files that expired (u32 count), never a file.
+    static let expiredKind: UInt8 = 0x7E
+    /// Set with `waitingFlag`: the entry's bytes start with the time it was queued (u64 Unix ms).
+    static let timedFlag: UInt8 = 0x40
+    /// How long a file may wait for a circle update: a member's files wait only until the update
+    /// that names their author or epoch, which its approver publishes with them (a day).
+    static let waitingMillis: UInt64 = 24 * 3600 * 1000
+    /// The most files (and bytes) that wait for a circle update at once: the rest of the queue
+    /// stays for what arrives while the vault is locked.
+    static let waitingFiles = 512
+    static let waitingBytes = 4 << 20
 
     static var description: String {
         "at most \(filesPerAuthor) files per device, \(authors) devices, \(bytes >> 20) MiB"
@@ -30,19 +43,28 @@ enum SyncQueueLimits {
 
 extension Daemon {
     /// Keeps `files` in the user's queue within `SyncQueueLimits`; one outcome each (`queued`
-    /// with `message`, or `refused`). `waiting`: the files wait for a circle update.
-    func enqueue(_ files: [SyncFile], waiting: Bool, message: String, state: UserState, store: SyncStore)
-        throws(HandlerError) -> [SyncFileOutcome]
-    {
+    /// with `message`, or `refused`). `waiting`: the files wait for a circle update, within
+    /// `waitingFiles` and `waitingBytes` too unless `boundWaiting` is false.
+    func enqueue(
+        _ files: [SyncFile], waiting: Bool, message: String, state: UserState, store: SyncStore,
+        boundWaiting: Bool = true
+    ) throws(HandlerError) -> [SyncFileOutcome] {
         guard !files.isEmpty else { return [] }
         var perAuthor: [[UInt8]: Int] = [:]
         var total = 0
         var held: Set<[UInt8]> = []
-        for case .queued(let kind, let author, let bytes) in try store.entries(queue: true) {
+        var waitingCount = 0
+        var waitingSize = 0
+        let now = syncNowMillis()
+        for case .queued(let kind, let author, let bytes) in try expireWaiting(store, state: state, now: now) {
             total += bytes.count + author.count + 6
-            guard kind != SyncQueueLimits.droppedKind else { continue }
+            guard let queued = QueuedFile(kind: kind, author: author, bytes: bytes) else { continue }
             perAuthor[author, default: 0] += 1
-            held.insert(bytes)
+            held.insert(queued.file.bytes)
+            if queued.waiting {
+                waitingCount += 1
+                waitingSize += bytes.count + author.count + 6
+            }
         }
         var kept: [SyncEntry] = []
         var outcomes: [SyncFileOutcome] = []
@@ -57,7 +79,15 @@ extension Daemon {
                 continue
             }
             let count = perAuthor[file.author] ?? 0
-            let size = file.bytes.count + file.author.count + 6
+            let size = file.bytes.count + file.author.count + 6 + (waiting ? 8 : 0)
+            if waiting && boundWaiting {
+                guard waitingCount < SyncQueueLimits.waitingFiles, waitingSize + size <= SyncQueueLimits.waitingBytes
+                else {
+                    outcomes.append(
+                        SyncFileOutcome(code: .deferred, message: "not kept: \(SyncQueueLimits.waitingDescription)"))
+                    continue
+                }
+            }
             guard count < SyncQueueLimits.filesPerAuthor,
                 count > 0 || perAuthor.count < SyncQueueLimits.authors,
                 total + size <= SyncQueueLimits.bytes
@@ -72,8 +102,11 @@ extension Daemon {
             perAuthor[file.author] = count + 1
             total += size
             held.insert(file.bytes)
-            let kind = file.kind.rawValue | (waiting ? SyncQueueLimits.waitingFlag : 0)
-            kept.append(.queued(kind: kind, author: file.author, bytes: file.bytes))
+            if waiting {
+                waitingCount += 1
+                waitingSize += size
+            }
+            kept.append(QueuedFile(file: file, waiting: waiting, since: now).entry)
             outcomes.append(SyncFileOutcome(code: .queued, message: message))
         }
         for (author, count) in dropped.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
@@ -101,7 +134,7 @@ extension Daemon {
         var take: [SyncFile] = []
         var keep: [SyncEntry] = []
         var reports: [String] = []
-        for entry in try store.entries(queue: true) {
+        for entry in try expireWaiting(store, state: state, now: syncNowMillis()) {
             guard case .queued(let kind, let author, let bytes) = entry else { continue }
             if kind == SyncQueueLimits.droppedKind {
                 var marker = ByteReader(bytes)
@@ -109,12 +142,14 @@ extension Daemon {
                 reports.append(Self.dropReport(author: author, count: count))
                 continue
             }
-            let waiting = kind & SyncQueueLimits.waitingFlag != 0
-            guard let fileKind = SyncFileKind(rawValue: kind & ~SyncQueueLimits.waitingFlag) else { continue }
-            if waiting && !retryWaiting {
+            guard let queued = QueuedFile(kind: kind, author: author, bytes: bytes) else {
+                keep.append(entry)  // the expiry count
+                continue
+            }
+            if queued.waiting && !retryWaiting {
                 keep.append(entry)
             } else {
-                take.append(SyncFile(kind: fileKind, author: author, bytes: bytes))
+                take.append(queued.file)
             }
         }
         guard !take.isEmpty || !reports.isEmpty else { return [] }
@@ -126,16 +161,15 @@ extension Daemon {
             }
         }
         // Taken files that must wait again are queued anew by the caller.
-        try store.removeQueue()
-        try store.append(keep, toQueue: true)
+        try store.replaceQueue(with: keep)
         return take
     }
 
-    /// The number of files in the queue (drop counts excluded).
+    /// The number of files in the queue (drop and expiry counts excluded).
     static func queuedFileCount(_ store: SyncStore) throws(HandlerError) -> Int {
         try store.entries(queue: true).filter {
-            guard case .queued(let kind, _, _) = $0 else { return false }
-            return kind != SyncQueueLimits.droppedKind
+            guard case .queued(let kind, let author, let bytes) = $0 else { return false }
+            return QueuedFile(kind: kind, author: author, bytes: bytes) != nil
         }.count
     }
 

@@ -31,9 +31,9 @@ extension Daemon {
         case .syncRemove(let uid, let device):
             try authorize(peer, for: uid)
             return try syncRemove(uid: uid, device: try Self.deviceID(device))
-        case .syncStatus(let uid):
+        case .syncStatus(let uid, let detailed):
             try authorize(peer, for: uid)
-            return try syncStatus(uid: uid)
+            return try syncStatus(uid: uid, detailed: detailed)
         case .syncConflicts(let uid):
             try authorize(peer, for: uid)
             return try withSync(uid) { state, vault, key throws(HandlerError) -> Reply in
@@ -110,17 +110,21 @@ extension Daemon {
         }
     }
 
-    private func syncStatus(uid: UInt32) throws(HandlerError) -> Reply {
+    private func syncStatus(uid: UInt32, detailed: Bool) throws(HandlerError) -> Reply {
         try withSync(uid) { state, vault, key throws(HandlerError) -> Reply in
             try drainSyncQueue(state: state, vault: vault, key: key)
             let store = SyncStore(stateDirectory: config.stateDirectory, uid: uid)
+            _ = try expireWaiting(store, state: state, now: syncNowMillis())
             let queued = UInt32(clamping: try Self.queuedFileCount(store))
+            let counts = try waitingCounts(store)
             guard let session = try syncSession(state, vault: vault, key: key) else {
                 guard let identity = try syncIdentity(uid: uid, vault: vault) else { throw Self.syncNotSetUp }
                 return .syncStatus(
                     SyncStatus(
                         device: identity.signer.publicKey, awaitingApprovalFrom: try store.loadJoining()?.bytes,
-                        epoch: 0, seq: 0, devices: [], queued: queued, conflicts: 0, reports: []))
+                        epoch: 0, seq: 0, devices: [], queued: queued, conflicts: 0, reports: [],
+                        detail: detailed
+                            ? SyncStatusDetail(devices: [], expired: counts.expired, waiting: counts.waiting) : nil))
             }
             let replica = session.replica
             let missing = replica.missing
@@ -129,11 +133,20 @@ extension Daemon {
                     id: $0.device.bytes, removedAfter: $0.removedAfter, applied: replica.appliedSeq(of: $0.device),
                     missing: missing[$0.device] ?? 0)
             }
+            let dormant = replica.dormantMembers
+            let activity = replica.circle.members.values.sorted { $0.device < $1.device }.map {
+                SyncDeviceActivity(
+                    headMillis: $0.device == session.device
+                        ? replica.clock.last.wallMillis : replica.headMillis(of: $0.device) ?? 0,
+                    dormant: dormant.contains($0.device))
+            }
             return .syncStatus(
                 SyncStatus(
                     device: session.device.bytes, awaitingApprovalFrom: nil, epoch: replica.circle.currentEpoch,
                     seq: replica.appliedSeq(of: session.device), devices: devices, queued: queued,
-                    conflicts: UInt32(clamping: replica.conflicts.count), reports: session.reports))
+                    conflicts: UInt32(clamping: replica.conflicts.count), reports: session.reports,
+                    detail: detailed
+                        ? SyncStatusDetail(devices: activity, expired: counts.expired, waiting: counts.waiting) : nil))
         }
     }
 

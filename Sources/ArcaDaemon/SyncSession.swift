@@ -23,6 +23,12 @@ final class SyncSession {
     /// How much of `replica.journal` and `replica.reports` is already persisted / reported.
     private var journaled = 0
     private var replicaReports = 0
+    /// The journal's size, and its size after the last compaction (or replay).
+    var journalBytes = 0
+    var compactedBytes = 0
+    /// The clock source and horizon the replica was made with (a compaction's check replays with them).
+    let clockSource: OffsetClock
+    let horizonMillis: UInt64
 
     static let maximumReports = 200
 
@@ -69,36 +75,67 @@ final class SyncSession {
         self.store = store
         self.signer = signer
         let source = OffsetClock(offsetMilliseconds: Int64(clockOffsetMilliseconds))
+        clockSource = source
+        horizonMillis = UInt64(max(horizonDays, 1)) * 24 * 3600 * 1000
         do {
             replica = try SyncReplica(signer: signer, circle: circle, clock: HybridLogicalClock(source: source))
         } catch {
             throw HandlerError(.internalComponent, "cannot start the sync replica: \(error)")
         }
-        replica.horizonMillis = UInt64(max(horizonDays, 1)) * 24 * 3600 * 1000
+        replica.horizonMillis = horizonMillis
     }
 
     /// Replays the journal: every record in order, then the heads and approvals. A restart
-    /// thus rebuilds exactly the replica that was saved.
+    /// thus rebuilds exactly the replica that was saved. A torn last entry (a crash mid-append)
+    /// is dropped by compacting the journal at once, before anything is appended after it.
     func replay() throws(HandlerError) {
-        for entry in try store.entries() {
+        let journal = try store.read()
+        var restored = Restored()
+        Self.replay(journal.entries, into: &replica, device: device, restored: &restored) { note($0) }
+        approvals = restored.approvals
+        lastHeads = restored.lastHeads
+        snapshot = restored.snapshot
+        journaled = replica.journal.count
+        replicaReports = replica.reports.count
+        ownersCache = nil
+        own = replica.journal.filter { Self.author(of: $0) == device }
+        _ = replica.takeChanges()
+        journalBytes = journal.size
+        compactedBytes = journal.size
+        if journal.torn { compactJournal(reason: "its last entry was torn") }
+    }
+
+    /// What a replay restores besides the replica.
+    struct Restored {
+        var approvals: [DeviceID: [UInt8]] = [:]
+        var lastHeads: [DeviceID: [UInt8]] = [:]
+        var snapshot: [UInt8]?
+    }
+
+    /// Replays `entries` into `replica` (this device's), in order.
+    static func replay(
+        _ entries: [SyncEntry], into replica: inout SyncReplica, device: DeviceID, restored: inout Restored,
+        note: (String) -> Void
+    ) {
+        for entry in entries {
             switch entry {
             case .record(let bytes):
                 do { try replica.apply(bytes) } catch { note("journal record refused at replay: \(error)") }
             case .head(let bytes):
                 do {
                     try replica.observe(head: bytes)
-                    if let head = try? SignedHead(parsing: bytes) { lastHeads[head.author] = bytes }
+                    if let head = try? SignedHead(parsing: bytes) { restored.lastHeads[head.author] = bytes }
                 } catch {
                     note("journal head refused at replay: \(error)")
                 }
-            case .approval(let device, let bytes):
-                if let id = try? DeviceID(device) { approvals[id] = bytes }
+            case .approval(let bytesOfDevice, let bytes):
+                if let id = try? DeviceID(bytesOfDevice) { restored.approvals[id] = bytes }
             case .collected(let refs):
                 replica.bury(Self.refs(refs))
             case .snapshot(let bytes):
                 do {
                     try replica.adopt(snapshot: bytes)
-                    if (try? Snapshot(parsing: bytes))?.author == device { snapshot = bytes }
+                    if (try? Snapshot(parsing: bytes))?.author == device { restored.snapshot = bytes }
                 } catch {
                     note("journal snapshot refused at replay: \(error)")
                 }
@@ -106,21 +143,17 @@ final class SyncSession {
                 continue
             }
         }
-        journaled = replica.journal.count
-        replicaReports = replica.reports.count
-        ownersCache = nil
-        own = replica.journal.filter { Self.author(of: $0) == device }
-        _ = replica.takeChanges()
     }
 
     /// Appends what the replica applied since the last call (and `extra` entries) to the journal.
     func persist(_ extra: [SyncEntry] = []) throws(HandlerError) {
         let fresh = Array(replica.journal[journaled...])
-        try store.append(fresh.map { .record($0) } + extra)
+        journalBytes += try store.append(fresh.map { .record($0) } + extra)
         journaled = replica.journal.count
         own += fresh.filter { Self.author(of: $0) == device }
         for report in replica.reports[replicaReports...] { note(Self.describe(report)) }
         replicaReports = replica.reports.count
+        if let reason = compactionReason() { compactJournal(reason: reason) }
     }
 
     /// Adds a report (a refusal, a flag), dropping the oldest beyond the cap.

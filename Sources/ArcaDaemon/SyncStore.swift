@@ -33,7 +33,9 @@ enum SyncEntry: Equatable {
 /// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval, 5 collected,
 ///   6 snapshot) | u32 length | bytes` (an approval's bytes start with the 32-byte device; a
 ///   collection's are 16-byte item refs). Records, heads and snapshots are signed
-///   ciphertext already; a torn last entry (a crash mid-append) is ignored.
+///   ciphertext already; a torn last entry (a crash mid-append) is ignored, and cut by a
+///   compaction at the next replay. Compacted (`SyncSession+Compaction.swift`): rewritten
+///   atomically to the entries a replay needs; never read in part (`maximumJournalLength`).
 /// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
 ///   for an unlock; removed once applied.
 struct SyncStore {
@@ -124,8 +126,71 @@ struct SyncStore {
 
     // MARK: Journal and queue
 
-    func append(_ entries: [SyncEntry], toQueue: Bool = false) throws(HandlerError) {
-        guard !entries.isEmpty else { return }
+    /// Appends `entries` to the journal (or the queue) and fsyncs it; returns the bytes written.
+    @discardableResult
+    func append(_ entries: [SyncEntry], toQueue: Bool = false) throws(HandlerError) -> Int {
+        guard !entries.isEmpty else { return 0 }
+        let bytes = Self.encode(entries)
+        let path = toQueue ? queuePath : journalPath
+        do {
+            let fd = try FileSystem.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+            defer { close(fd) }
+            try bytes.withUnsafeBytes { raw in
+                Result { () throws(SystemError) in try FileSystem.writeAll(fd, raw) }
+            }.get()
+            try FileSystem.sync(fd)
+        } catch {
+            throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
+        }
+        return bytes.count
+    }
+
+    /// Every whole entry of the journal (or the queue), in order.
+    func entries(queue: Bool = false) throws(HandlerError) -> [SyncEntry] {
+        try read(queue: queue).entries
+    }
+
+    /// The journal (or the queue): every whole entry in order, the file's size, and whether it
+    /// ends in a torn entry (a crash mid-append; ignored, and dropped by the next compaction).
+    /// A file that cannot be read whole is refused with an error saying so, never read in part.
+    func read(queue: Bool = false) throws(HandlerError) -> (entries: [SyncEntry], size: Int, torn: Bool) {
+        let path = queue ? queuePath : journalPath
+        guard let bytes = try Self.readWhole(path, limit: Self.maximumJournalLength) else { return ([], 0, false) }
+        var r = ByteReader(bytes)
+        var out: [SyncEntry] = []
+        while r.remaining > 0 {
+            guard let kind = try? r.u8("kind"), let body = try? r.lengthPrefixed("entry", limit: Int(Int32.max)) else {
+                return (out, bytes.count, true)
+            }
+            switch kind {
+            case 1: out.append(.record(body))
+            case 2: out.append(.head(body))
+            case 3 where body.count >= 32: out.append(.approval(device: Array(body[..<32]), bytes: Array(body[32...])))
+            case 4 where body.count >= 33:
+                out.append(.queued(kind: body[0], author: Array(body[1..<33]), bytes: Array(body[33...])))
+            case 5 where body.count % 16 == 0: out.append(.collected(body))
+            case 6: out.append(.snapshot(body))
+            default: throw HandlerError(.decode, "\(path) holds an unknown entry; refused")
+            }
+        }
+        return (out, bytes.count, false)
+    }
+
+    /// Replaces the journal with `entries` atomically (a temporary file 0600, fsync, rename,
+    /// fsync of the directory): a crash leaves the old journal or the new one, and a temporary
+    /// file left behind is ignored, then replaced by the next compaction. Returns the new size.
+    @discardableResult
+    func replaceJournal(with entries: [SyncEntry]) throws(HandlerError) -> Int {
+        let bytes = Self.encode(entries)
+        try replace(journalPath, with: bytes)
+        return bytes.count
+    }
+
+    /// The largest journal or queue arcad reads: the most one read(2) returns on Linux. A larger
+    /// file is refused whole (compaction keeps a journal far below it).
+    static let maximumJournalLength = 0x7FFF_F000
+
+    static func encode(_ entries: [SyncEntry]) -> [UInt8] {
         var bytes: [UInt8] = []
         for entry in entries {
             let (kind, body): (UInt8, [UInt8])
@@ -142,46 +207,23 @@ struct SyncStore {
             entry.lengthPrefixed(body)
             bytes += entry.bytes
         }
-        let path = toQueue ? queuePath : journalPath
-        do {
-            let fd = try FileSystem.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
-            defer { close(fd) }
-            try bytes.withUnsafeBytes { raw in
-                Result { () throws(SystemError) in try FileSystem.writeAll(fd, raw) }
-            }.get()
-            try FileSystem.sync(fd)
-        } catch {
-            throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
-        }
-    }
-
-    /// Every whole entry of the journal (or the queue), in order.
-    func entries(queue: Bool = false) throws(HandlerError) -> [SyncEntry] {
-        let path = queue ? queuePath : journalPath
-        guard let bytes = try read(path, limit: Int(Int32.max)) else { return [] }
-        var r = ByteReader(bytes)
-        var out: [SyncEntry] = []
-        // A torn last entry (a crash mid-append) ends the loop: it is ignored.
-        while let kind = try? r.u8("kind"), let body = try? r.lengthPrefixed("entry", limit: Int(Int32.max)) {
-            switch kind {
-            case 1: out.append(.record(body))
-            case 2: out.append(.head(body))
-            case 3 where body.count >= 32: out.append(.approval(device: Array(body[..<32]), bytes: Array(body[32...])))
-            case 4 where body.count >= 33:
-                out.append(.queued(kind: body[0], author: Array(body[1..<33]), bytes: Array(body[33...])))
-            case 5 where body.count % 16 == 0: out.append(.collected(body))
-            case 6: out.append(.snapshot(body))
-            default: throw HandlerError(.decode, "\(path) holds an unknown entry; refused")
-            }
-        }
-        return out
+        return bytes
     }
 
     func removeQueue() throws(HandlerError) { try remove(queuePath) }
 
+    /// Replaces the queue with `entries` atomically (none: the file goes).
+    func replaceQueue(with entries: [SyncEntry]) throws(HandlerError) {
+        guard !entries.isEmpty else { return try removeQueue() }
+        try replace(queuePath, with: Self.encode(entries))
+    }
+
     /// Removes every sync file of the user (tests, and a user deleted from the machine).
     func removeAll() throws(HandlerError) {
-        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath] { try remove(path) }
+        let temporaries = [journalPath + ".tmp", queuePath + ".tmp"]
+        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath] + temporaries {
+            try remove(path)
+        }
     }
 
     // MARK: Files
@@ -208,20 +250,54 @@ struct SyncStore {
     /// Up to `limit` bytes of arcad's own file at `path`, or nil if there is none. A file that
     /// group or others may read, a symlink, or another owner's file is refused.
     static func readPrivate(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
+        guard let (fd, size) = try openPrivate(path) else { return nil }
+        defer { close(fd) }
+        do { return try FileSystem.readPrefix(fd, limit: min(limit, size + 1)) } catch {
+            throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
+        }
+    }
+
+    /// All of arcad's own file at `path`, or nil if there is none; refused (never read in part)
+    /// when it is larger than `limit` or a read returns less than its size.
+    static func readWhole(_ path: String, limit: Int) throws(HandlerError) -> [UInt8]? {
+        guard let (fd, size) = try openPrivate(path) else { return nil }
+        defer { close(fd) }
+        guard size <= limit else {
+            throw HandlerError(
+                .notAvailable, "\(path) is \(size) bytes, more than arcad reads (\(limit)); refused, nothing was changed")
+        }
+        let bytes: [UInt8]
+        do { bytes = try FileSystem.readPrefix(fd, limit: size + 1) } catch {
+            throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
+        }
+        guard bytes.count == size else {
+            throw HandlerError(
+                .notAvailable, "\(path): read \(bytes.count) of its \(size) bytes; refused, nothing was changed")
+        }
+        return bytes
+    }
+
+    /// arcad's own file at `path`, opened for reading, and its size (the caller closes it); nil
+    /// if there is none. A file that group or others may read, a symlink, or another owner's
+    /// file is refused.
+    private static func openPrivate(_ path: String) throws(HandlerError) -> (Int32, Int)? {
         guard try StateDirectory.existingFile(path) else { return nil }
+        let fd: Int32
+        let status: FileStatus
         do {
-            let fd = try FileSystem.open(path, O_RDONLY)
-            defer { close(fd) }
-            let status = try FileSystem.status(fd)
-            guard status.permissions & 0o077 == 0 else {
-                throw HandlerError(.notAvailable, "\(path) is readable by group or others; refused")
-            }
-            return try FileSystem.readPrefix(fd, limit: min(limit, Int(status.size) + 1))
-        } catch let error as HandlerError {
-            throw error
+            fd = try FileSystem.open(path, O_RDONLY)
         } catch {
             throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
         }
+        do { status = try FileSystem.status(fd) } catch {
+            close(fd)
+            throw HandlerError(.notAvailable, "cannot read \(path): \(error)")
+        }
+        guard status.permissions & 0o077 == 0 else {
+            close(fd)
+            throw HandlerError(.notAvailable, "\(path) is readable by group or others; refused")
+        }
+        return (fd, Int(status.size))
     }
 
     private func replace(_ path: String, with bytes: [UInt8]) throws(HandlerError) {

@@ -120,7 +120,10 @@ extension Request {
             w.u32(uid)
             try w.bytes(backup, field: "backup", limit: ProtocolLimits.maximumBackupLength)
             try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
-        case .syncInit(let uid), .syncStatus(let uid), .syncConflicts(let uid): w.u32(uid)
+        case .syncInit(let uid), .syncConflicts(let uid): w.u32(uid)
+        case .syncStatus(let uid, let detailed):
+            w.u32(uid)
+            if detailed { w.u8(1) }
         case .syncJoin(let uid, let device), .syncRemove(let uid, let device):
             w.u32(uid)
             try w.syncID(device, field: "device")
@@ -271,7 +274,12 @@ extension Request {
         case .syncPull: return .syncPull(uid: try r.u32(), after: try r.u64())
         case .syncPush: return .syncPush(uid: try r.u32(), files: try r.syncFiles())
         case .syncRemove: return .syncRemove(uid: try r.u32(), device: try r.syncID(field: "device"))
-        case .syncStatus: return .syncStatus(uid: try r.u32())
+        case .syncStatus:
+            let uid = try r.u32()
+            guard r.remaining > 0 else { return .syncStatus(uid: uid) }
+            let flags = try r.u8()
+            guard flags == 1 else { throw .unknownTag(field: "status flags", value: UInt32(flags)) }
+            return .syncStatus(uid: uid, detailed: true)
         case .syncConflicts: return .syncConflicts(uid: try r.u32())
         case .syncResolve:
             return .syncResolve(

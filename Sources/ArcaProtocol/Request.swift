@@ -116,8 +116,10 @@ public enum Request: Sendable, Hashable {
     /// Removes `device` from the circle and rotates to a new epoch key (`arca sync remove`).
     /// Replied with ``Reply/syncRemoval(_:)``.
     case syncRemove(uid: UInt32, device: [UInt8])
-    /// The circle's state on this machine (`arca sync status`). Replied with ``Reply/syncStatus(_:)``.
-    case syncStatus(uid: UInt32)
+    /// The circle's state on this machine (`arca sync status`). Replied with ``Reply/syncStatus(_:)``;
+    /// `detailed` asks for ``SyncStatus/detail`` too (a trailing flags byte that older arcads do
+    /// not accept; without it the reply keeps the form older clients parse).
+    case syncStatus(uid: UInt32, detailed: Bool = false)
     /// Items with conflict siblings (`arca find --conflicts`). Replied with ``Reply/syncConflicts(_:)``.
     case syncConflicts(uid: UInt32)
     /// Resolves a conflict by keeping version `keep` (a record hash) of `item` (`arca resolve`).

@@ -60,6 +60,15 @@ extension WireWriter {
         u32(s.queued)
         u32(s.conflicts)
         try syncStrings(s.reports, field: "reports")
+        // After every field an older client parses: sent only to a client that asked for it.
+        guard let detail = s.detail else { return }
+        try list(detail.devices, field: "activity", limit: ProtocolLimits.maximumListCount) {
+            w, d throws(ProtocolError) in
+            w.u64(d.headMillis)
+            w.bool(d.dormant)
+        }
+        u32(detail.expired)
+        u32(detail.waiting)
     }
 
     mutating func syncConflicts(_ conflicts: [SyncConflict]) throws(ProtocolError) {
@@ -141,9 +150,20 @@ extension WireReader {
                 removedAfter: try r.optional(field: "removedAfter") { r throws(ProtocolError) in try r.u64() },
                 applied: try r.u64(), missing: try r.u64())
         }
+        let queued = try u32()
+        let conflicts = try u32()
+        let reports = try syncStrings(field: "reports")
+        var detail: SyncStatusDetail?
+        if remaining > 0 {
+            let activity = try list(field: "activity", limit: ProtocolLimits.maximumListCount) {
+                r throws(ProtocolError) in
+                SyncDeviceActivity(headMillis: try r.u64(), dormant: try r.bool(field: "dormant"))
+            }
+            detail = SyncStatusDetail(devices: activity, expired: try u32(), waiting: try u32())
+        }
         return SyncStatus(
             device: device, awaitingApprovalFrom: approver, epoch: epoch, seq: seq, devices: devices,
-            queued: try u32(), conflicts: try u32(), reports: try syncStrings(field: "reports"))
+            queued: queued, conflicts: conflicts, reports: reports, detail: detail)
     }
 
     mutating func syncConflicts() throws(ProtocolError) -> [SyncConflict] {

@@ -172,11 +172,13 @@ public struct SyncStatus: Sendable, Hashable {
     public var conflicts: UInt32
     /// Refusals and flags, oldest first.
     public var reports: [String]
+    /// What a detailed request adds (nil in a reply to an older client, or from an older arcad).
+    public var detail: SyncStatusDetail?
 
     /// A status from its parts.
     public init(
         device: [UInt8], awaitingApprovalFrom: [UInt8]?, epoch: UInt32, seq: UInt64, devices: [SyncDeviceStatus],
-        queued: UInt32, conflicts: UInt32, reports: [String]
+        queued: UInt32, conflicts: UInt32, reports: [String], detail: SyncStatusDetail? = nil
     ) {
         self.device = device
         self.awaitingApprovalFrom = awaitingApprovalFrom
@@ -186,6 +188,40 @@ public struct SyncStatus: Sendable, Hashable {
         self.queued = queued
         self.conflicts = conflicts
         self.reports = reports
+        self.detail = detail
+    }
+}
+
+/// The part of ``SyncStatus`` a detailed request adds, after the fields older clients parse.
+public struct SyncStatusDetail: Sendable, Hashable {
+    /// Per device of ``SyncStatus/devices``, in the same order: the time its last head carries.
+    public var devices: [SyncDeviceActivity]
+    /// Files that waited for a circle update and expired (since this user's queue was created).
+    public var expired: UInt32
+    /// Files that wait for a circle update now (part of ``SyncStatus/queued``).
+    public var waiting: UInt32
+
+    /// A detail from its parts.
+    public init(devices: [SyncDeviceActivity], expired: UInt32, waiting: UInt32) {
+        self.devices = devices
+        self.expired = expired
+        self.waiting = waiting
+    }
+}
+
+/// When a device of the circle was last heard of, and whether it is dormant.
+public struct SyncDeviceActivity: Sendable, Hashable {
+    /// The wall time (Unix milliseconds) its last head carries; 0 when none was seen (or an
+    /// old-format head without one).
+    public var headMillis: UInt64
+    /// Whether the device is dormant: its last head is older than the sync horizon, so tombstone
+    /// collection no longer waits for it (it resyncs from a snapshot when it comes back).
+    public var dormant: Bool
+
+    /// An activity from its parts.
+    public init(headMillis: UInt64, dormant: Bool) {
+        self.headMillis = headMillis
+        self.dormant = dormant
     }
 }
 

@@ -16,25 +16,8 @@ extension SyncReplica {
     /// 30 days.
     public static let defaultHorizonMillis: UInt64 = 30 * 24 * 3600 * 1000
 
-    /// Active members (not this device) whose last head's clock is older than the horizon by
-    /// this device's physical clock. The horizon is measured on the wall time the member's own
-    /// signed head carries (its hybrid logical clock when it last wrote or applied a record),
-    /// not on when this device happened to receive the head: the head's bytes are the same on
-    /// every device and in the journal, so a restart (which replays the journal) or a device
-    /// that itself comes back and receives heads in some order judges alike; and since the HLC
-    /// advances on every record received, the head shows how recent what the member has seen
-    /// is, whatever its own clock says. A member with no head seen yet is not dormant: it may
-    /// be joining right now, and its approval does not say when.
-    public var dormantMembers: Set<DeviceID> {
-        let now = clock.physicalMillis()
-        return Set(
-            circle.activeDevices.filter { member in
-                // 0: a head in the format before the horizon (ARH1), whose time is unknown: such a
-                // peer may not know snapshots either, so it is never passed over.
-                guard member != device, let wall = headWalls[member], wall > 0 else { return false }
-                return now > wall && now - wall > horizonMillis
-            })
-    }
+    /// The wall time the last head accepted from `member` carries (nil: none seen yet).
+    public func headMillis(of member: DeviceID) -> UInt64? { headWalls[member] }
 
     /// A signed snapshot of this replica, sealed under the current epoch key: the cut (every
     /// log as applied here), every burial with its cut, and the records of every version held
@@ -87,6 +70,7 @@ extension SyncReplica {
                 throw SyncError.forkedHead(device, seq: point.seq)
             }
         }
+        let limits = try burialLimits(contents, number: snapshot.number, author: author)
         let versions = try contents.records.map { try verifiedVersion($0, within: contents.cut) }
         var touched: Set<ItemRef> = []
         for version in versions {
@@ -99,15 +83,21 @@ extension SyncReplica {
             if items[ref, default: ItemState(ref: ref)].insert(version) { touched.insert(ref) }
         }
         var resynced = 0
+        var later: [DeviceID: [ItemRef: UInt64]] = [:]
         for (ref, cut) in contents.burials.sorted(by: { $0.key < $1.key }) {
-            let wasLive = items[ref]?.isLive == true
-            let lastLive = items[ref]?.versions.values.filter { !$0.deleted }
-                .reduce(nil as ItemVersion?) { best, v in best.map { v.wins(over: $0) ? v : $0 } ?? v }
-            if items[ref, default: ItemState(ref: ref)].bury(covering: cut) {
-                if let lastLive, items[ref]?.isLive != true { buriedLive[ref] = lastLive }
-                touched.insert(ref)
-                if wasLive || items[ref]?.siblings.isEmpty == false { resynced += 1 }
+            var now: [DeviceID: UInt64] = [:]
+            for (device, seq) in cut {
+                now[device] = min(seq, limits[device] ?? 0)
+                if seq > limits[device] ?? 0 { later[device, default: [:]][ref] = seq }
             }
+            let (changed, wasLive) = buryAdopted(ref, covering: now)
+            if changed { touched.insert(ref) }
+            if changed && (wasLive || items[ref]?.siblings.isEmpty == false) { resynced += 1 }
+        }
+        for (device, seqs) in later {
+            guard let point = contents.cut[device] else { continue }
+            pendingBurials[device, default: [:]][point.seq, default: []].append(
+                PendingBurial(hash: point.hash, snapshotAuthor: author, number: snapshot.number, seqs: seqs))
         }
         changed.formUnion(touched)
         snapshots[author] = SnapshotMark(number: snapshot.number, hash: snapshot.hash)

@@ -38,7 +38,7 @@ public struct SyncReplica: Sendable {
     /// This device's hybrid logical clock.
     public internal(set) var clock: HybridLogicalClock
     var logs: [DeviceID: AuthorLog] = [:]
-    private var pending: [DeviceID: [UInt64: SyncRecord]] = [:]
+    var pending: [DeviceID: [UInt64: SyncRecord]] = [:]
     /// The sequence number each peer's last accepted head announced.
     var announced: [DeviceID: UInt64] = [:]
     var acknowledgements: [DeviceID: [DeviceID: UInt64]] = [:]
@@ -61,6 +61,10 @@ public struct SyncReplica: Sendable {
     var headWalls: [DeviceID: UInt64] = [:]
     /// The last snapshot adopted (or published) from each author: its number and hash.
     var snapshots: [DeviceID: SnapshotMark] = [:]
+    /// Burials of adopted snapshots whose cut, for one author, lies past that author's log
+    /// here: by author and the cut's sequence number, applied when the record there arrives
+    /// with the cut's hash (`settleBurials`).
+    var pendingBurials: [DeviceID: [UInt64: [PendingBurial]]] = [:]
 
     /// A replica for the device holding `signer`.
     public init(signer: SigningKey, circle: Circle, clock: HybridLogicalClock) throws {
@@ -157,6 +161,7 @@ public struct SyncReplica: Sendable {
         logs[h.author] = next
         changed.insert(h.ref)
         journal.append(record.bytes)
+        settleBurials(of: h.author, seq: h.seq, hash: hash)
         if ahead { reports.append(.clockAhead(h.author, seq: h.seq)) }
         return ahead
     }
@@ -224,7 +229,7 @@ public struct SyncReplica: Sendable {
         var acks: [DeviceID: UInt64] = [:]
         for (author, log) in logs where author != device { acks[author] = log.seq }
         return try SignedHead.sign(
-            seq: own.seq, chainHash: own.last, wallMillis: clock.last.wallMillis, acknowledgements: acks,
+            seq: own.seq, chainHash: own.last, wallMillis: headWallMillis, acknowledgements: acks,
             signer: signer)
     }
 }

@@ -17,7 +17,8 @@ public enum SyncCLI {
           approve ID@SYNCTHING-ID [--address ADDR] [--sas CODE --yes]
                                   on a member: check the code, admit the joining device, share the folder
           remove ID               drop a device from the circle (new epoch key); lists what it has seen
-          status [--json]         this device, the circle's devices, pending records, conflicts, reports
+          status [--json]         this device, the circle's devices (active, dormant since, removed), pending
+                                  records (waiting, expired), conflicts, reports
           recover                 every device lost: on a fresh one, the recovery key (stdin) opens the
                                   circle's recovery seal in the synced folder; this device takes it over
           run                     the agent: carries ciphertext between the synced folder and arcad

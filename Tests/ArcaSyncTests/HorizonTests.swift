@@ -27,6 +27,13 @@ import Testing
         return (d, x, created, delete)
     }
 
+    /// A hears from C at `time` (both clocks there): C's head, as an idle but live C publishes it.
+    static func hearFromC(_ d: inout [TestDevice], at time: UInt64) throws {
+        d[2].clock.set(time)
+        d[0].clock.set(time)
+        try d[0].replica.observe(head: d[2].replica.head().bytes)
+    }
+
     /// The records `device` wrote, in order.
     static func own(_ device: TestDevice) -> [[UInt8]] {
         device.replica.journal.filter { (try? SyncRecord(parsing: $0))?.header.author == device.id }
@@ -35,11 +42,21 @@ import Testing
     @Test func aMemberWithoutAFresherHeadThanTheHorizonIsDormant() throws {
         var (d, _, _, _) = try bAway()
         #expect(d[0].replica.dormantMembers == [])  // 5 s after B's head
-        d[0].clock.set(Self.start + 10_000)
-        #expect(d[0].replica.dormantMembers == [])  // exactly the horizon: not yet
-        d[0].clock.set(Self.start + 10_001)
-        #expect(d[0].replica.dormantMembers == [d[1].id])  // C's head is from +5 s
         #expect(try SignedHead(parsing: d[2].replica.head().bytes).wallMillis == Self.start + 5_000)
+        // A's own clock alone makes nobody dormant (A may be the one cut off): C's head is from +5 s.
+        d[0].clock.set(Self.start + 100_000)
+        #expect(d[0].replica.dormantMembers == [])
+        // C, idle but live, publishes heads carrying its clock rounded down to 1/8 of the horizon.
+        try Self.hearFromC(&d, at: Self.start + 11_249)
+        #expect(d[0].replica.headMillis(of: d[2].id) == Self.start + 10_000)
+        #expect(d[0].replica.dormantMembers == [])  // exactly the horizon after B's head: not yet
+        try Self.hearFromC(&d, at: Self.start + 11_250)
+        #expect(d[0].replica.headMillis(of: d[2].id) == Self.start + 11_250)
+        #expect(d[0].replica.dormantMembers == [d[1].id])
+        #expect(d[0].replica.dormantSince(d[1].id) == Self.start)
+        // Judged against C's head, never later than A's own clock.
+        d[0].clock.set(Self.start + 10_000)
+        #expect(d[0].replica.dormantMembers == [])
         // A member whose head was never seen is not dormant (it may be joining right now).
         var fresh = Fixture.circle(3, start: Self.start)
         fresh[0].clock.set(Self.start + 1_000_000)
@@ -50,7 +67,7 @@ import Testing
     @Test func collectionStopsWaitingForADormantMemberOnceTheTombstoneIsOlderThanTheHorizon() throws {
         var (d, x, _, _) = try bAway()
         #expect(d[0].replica.collectableTombstones == [])  // B has not acknowledged, and is not dormant
-        d[0].clock.set(Self.start + 12_000)
+        try Self.hearFromC(&d, at: Self.start + 12_000)
         #expect(d[0].replica.dormantMembers == [d[1].id])
         #expect(d[0].replica.collectableTombstones == [])  // the delete is only 7 s old: B may be idle
         d[0].clock.set(Self.start + 15_000)
@@ -68,7 +85,7 @@ import Testing
         d: [TestDevice], x: ItemRef, z: ItemRef, snapshot: Snapshot, delete: SyncRecord
     ) {
         var (d, x, _, delete) = try bAway()
-        d[0].clock.set(Self.start + 15_001)
+        try Self.hearFromC(&d, at: Self.start + 15_001)
         #expect(d[0].replica.collectTombstones() == [x])
         let snapshot = try d[0].replica.makeSnapshot()
         d[1].clock.set(Self.start + 30_000)
@@ -191,4 +208,60 @@ import Testing
 private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     guard needle.count <= haystack.count else { return false }
     return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
+}
+
+/// A device that was itself cut off past the horizon (issue 17, review of the horizon work):
+/// to it, the others only look away. It must not collect its own old deletes past them.
+@Suite struct IsolatedDeviceTests {
+    static let horizon: UInt64 = 10_000
+    static let start: UInt64 = 1_000_000
+
+    @Test func aDeviceCutOffPastTheHorizonCollectsNothingAndTheOthersLaterEditWins() throws {
+        var d = Fixture.circle(3, start: Self.start)
+        for i in 0..<3 { d[i].replica.horizonMillis = Self.horizon }
+        let (y, created) = try d[0].replica.create(Fixture.body("y", "y-1"))
+        for i in 1...2 { try d[i].replica.apply(created.bytes) }
+        let heads = try d.map { try $0.replica.head().bytes }
+        for i in 0..<3 { for j in 0..<3 where j != i { try d[i].replica.observe(head: heads[j]) } }
+        // B deletes y; then B's network is down for ten horizons: nothing reaches it or leaves it.
+        d[1].clock.set(Self.start + 1_000)
+        let delete = try d[1].replica.delete(y)
+        // Meanwhile A and C live on: A edits y, C applies it, they exchange heads.
+        for i in [0, 2] { d[i].clock.set(Self.start + 50_000) }
+        let edit = try d[0].replica.write(ref: y, body: Fixture.body("y", "y-2"))
+        try d[2].replica.apply(edit.bytes)
+        try d[0].replica.observe(head: d[2].replica.head().bytes)
+        try d[2].replica.observe(head: d[0].replica.head().bytes)
+        // B, 100 s on by its own clock: everyone else's head is old, but so is everything B
+        // heard; nobody is dormant to it, and its own old delete is not collected.
+        d[1].clock.set(Self.start + 100_000)
+        #expect(d[1].replica.dormantMembers == [])
+        #expect(d[1].replica.collectableTombstones == [])
+        #expect(d[1].replica.collectTombstones() == [])
+        // (Judged by B's own clock, as before this rule, A and C were both dormant and y's
+        // tombstone, 99 s old, was collected: A's later edit then came to B as a mere sibling,
+        // and B's snapshot would have buried y on A and C too.)
+        // B comes back: A's later edit beats B's delete everywhere; y is live, one digest.
+        try d[1].replica.apply(edit.bytes)
+        for i in [0, 2] { try d[i].replica.apply(delete.bytes) }
+        for i in 0..<3 {
+            #expect(Fixture.text(d[i].replica.liveItems[y]?.body.secret) == "y-2")
+            #expect(d[i].replica.items[y]?.buried == false)
+        }
+        #expect(d[0].replica.stateDigest == d[1].replica.stateDigest)
+        #expect(d[2].replica.stateDigest == d[1].replica.stateDigest)
+        // A, which hears from C, sees B (whose last head is from the start) as dormant.
+        try d[0].replica.observe(head: d[2].replica.head().bytes)
+        #expect(d[0].replica.dormantMembers == [d[1].id])
+    }
+
+    @Test func inACircleOfTwoThisDevicesOwnClockDecides() throws {
+        var d = Fixture.circle(2, start: Self.start)
+        for i in 0..<2 { d[i].replica.horizonMillis = Self.horizon }
+        try d[0].replica.observe(head: d[1].replica.head().bytes)
+        d[0].clock.set(Self.start + 10_000)
+        #expect(d[0].replica.dormantMembers == [])
+        d[0].clock.set(Self.start + 10_001)
+        #expect(d[0].replica.dormantMembers == [d[1].id])
+    }
 }

@@ -250,6 +250,10 @@ start_sync_agent 0
 has_snapshot() { [ -s "$work/u0/sync/$dev_a/snapshot" ] && echo yes || echo no; }
 eventually "A, 31 days on, collects its delete past dormant B and publishes a snapshot" "yes" has_snapshot
 check "nothing of the item in clear in the snapshot" "0" sh -c "grep -ac -- 'hz$tag' '$work/u0/sync/$dev_a/snapshot'"
+check "A's status --json: B (the other active device) dormant since its last head" "dormant True" json_status 0 \
+    '" ".join(str(x) for y in d["devices"] if y["id"] != d["device"] and y["active"] for x in (y["state"], "dormantSince" in y))'
+dormant_lines() { sync_as 0 status | grep -c ': dormant since [0-9-]*T[0-9:]*Z, applied'; }
+check "A's status: one device dormant since a UTC time" "1" dormant_lines
 restart_arcad 1 2678520000
 check "B, still away and 2 minutes later, edits the item" "0" rc sh -c "printf horizon-offline | setpriv \
     --reuid=$(id -u "${st_user[1]}") --regid=$(id -g "${st_user[1]}") --clear-groups \

@@ -1,0 +1,108 @@
+import ArcaSync
+
+/// Compaction of a user's sync journal (issue 17, review of the horizon work). The journal is
+/// append-only between compactions: every head a peer publishes, every approval, every snapshot
+/// adopted (each up to 1 MiB) is appended, so without compaction it only grows. Once it has
+/// grown past twice its last compacted size plus `compactionSlack`, and if that would drop at
+/// least half of it (a journal of records alone is left as it is: checking a rewrite costs a
+/// replay, as long as a restart's), it is rewritten to the entries a replay needs, in order
+/// (so it stays within four times that plus the slack):
+///
+/// - every record once (a record journaled while it waited for an earlier one is applied by
+///   the replay's own queue; its later copy is a duplicate);
+/// - each peer's last head only (a replay keeps only the last head's announcement,
+///   acknowledgements and time; an earlier one can neither make it fail nor change it);
+/// - each device's last approval only (the last one wins at replay);
+/// - every collection (its burial applies where it stands);
+/// - each author's last snapshot only: its burials cover every burial of that author's earlier
+///   ones (an author's burial cuts only grow), and the versions they cover, arriving between
+///   the two, are dropped when the later one applies.
+///
+/// The rewrite is kept only if a replay of it rebuilds the running replica exactly (the same
+/// `SyncReplica.replayDigest`); if not (an earlier snapshot carried versions the logs here do
+/// not hold yet), the snapshots are all kept and the check runs again; if that differs too,
+/// nothing is rewritten. The new journal replaces the old atomically
+/// (`SyncStore.replaceJournal`): a crash leaves one or the other, and a temporary file left
+/// behind is replaced by the next compaction.
+extension SyncSession {
+    /// Growth past twice the compacted size that triggers a compaction (1 MiB, one snapshot).
+    static let compactionSlack = 1 << 20
+
+    /// Why the journal should be compacted now, or nil.
+    func compactionReason() -> String? {
+        guard journalBytes > 2 * compactedBytes + Self.compactionSlack else { return nil }
+        return "it grew from \(compactedBytes) to \(journalBytes) bytes"
+    }
+
+    /// Compacts the journal (see the extension's doc; `force`: whatever it would drop). A
+    /// failure is logged and changes nothing: the journal as it was still replays.
+    func compactJournal(reason: String, force: Bool = false) {
+        defer { compactedBytes = journalBytes }
+        do {
+            let journal = try store.read()
+            for keepSnapshots in [false, true] {
+                let kept = Self.compacted(journal.entries, keepingSnapshots: keepSnapshots)
+                guard kept.count < journal.entries.count || journal.torn else { return }
+                let dropped = journal.size - SyncStore.encode(kept).count
+                guard force || journal.torn || dropped * 2 >= journal.size else { return }
+                guard try replays(kept) else { continue }
+                let before = journal.size
+                journalBytes = try store.replaceJournal(with: kept)
+                Log.info(
+                    "uid \(store.uid): sync journal compacted (\(reason)): \(journal.entries.count) entries, "
+                        + "\(before) bytes → \(kept.count) entries, \(journalBytes) bytes")
+                return
+            }
+            Log.warning("uid \(store.uid): sync journal not compacted: a replay of it would not rebuild this replica")
+        } catch {
+            let why = (error as? HandlerError)?.message ?? "\(error)"
+            Log.warning("uid \(store.uid): sync journal not compacted: \(why)")
+        }
+    }
+
+    /// Whether replaying `entries` into a fresh replica of this device and circle rebuilds this one.
+    func replays(_ entries: [SyncEntry]) throws(HandlerError) -> Bool {
+        var check: SyncReplica
+        do {
+            check = try SyncReplica(
+                signer: signer, circle: replica.circle, clock: HybridLogicalClock(source: clockSource))
+        } catch {
+            throw HandlerError(.internalComponent, "cannot start a sync replica: \(error)")
+        }
+        check.horizonMillis = horizonMillis
+        var restored = Restored()
+        Self.replay(entries, into: &check, device: device, restored: &restored) { _ in }
+        return check.replayDigest == replica.replayDigest
+    }
+
+    /// The entries of `entries` a replay needs, in order (see the extension's doc).
+    static func compacted(_ entries: [SyncEntry], keepingSnapshots: Bool = false) -> [SyncEntry] {
+        var keep = [Bool](repeating: true, count: entries.count)
+        var records: Set<Digest> = []
+        for (index, entry) in entries.enumerated() {
+            switch entry {
+            case .record(let bytes): keep[index] = records.insert(Digest.of(bytes)).inserted
+            case .queued: keep[index] = false
+            default: continue
+            }
+        }
+        var heads: Set<DeviceID> = []
+        var approvals: Set<[UInt8]> = []
+        var snapshots: Set<DeviceID> = []
+        for index in entries.indices.reversed() {
+            switch entries[index] {
+            case .head(let bytes):
+                guard let author = try? SignedHead(parsing: bytes).author else { continue }
+                keep[index] = heads.insert(author).inserted
+            case .approval(let device, _):
+                keep[index] = approvals.insert(device).inserted
+            case .snapshot(let bytes):
+                guard !keepingSnapshots, let author = try? Snapshot(parsing: bytes).author else { continue }
+                keep[index] = snapshots.insert(author).inserted
+            default:
+                continue
+            }
+        }
+        return entries.indices.filter { keep[$0] }.map { entries[$0] }
+    }
+}
