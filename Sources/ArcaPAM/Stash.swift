@@ -41,8 +41,12 @@ struct AuthStash {
             withUnsafeBytes(of: uid.littleEndian) { raw in
                 for i in 0..<4 { out[2 + i] = raw[i] }
             }
-            payload?.withUnsafeBytes { raw in
-                for (i, byte) in raw.enumerated() { out[Self.headerLength + i] = byte }
+            // Not `payload?.withUnsafeBytes`: its `()?` result is generic metadata that
+            // a fresh login process instantiates at run time, by name, once.
+            if let payload {
+                payload.withUnsafeBytes { raw in
+                    for i in 0..<raw.count { out[Self.headerLength + i] = raw[i] }
+                }
             }
         }
     }
