@@ -7,7 +7,7 @@ import Synchronization
 #endif
 
 /// Decides one request. Implementations must be thread-safe: the server calls
-/// them from one thread per connection.
+/// them from one thread per connection (threads are reused: ConnectionWorkers).
 public protocol RequestHandling: Sendable {
     /// The reply to `request` from `peer`. May wipe secrets in `request`.
     func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply
@@ -30,6 +30,7 @@ public final class Server: Sendable {
     private let maxConnections: Int
     private let connections = Mutex<[UInt32: Int]>([:])
     private let stopping = Atomic<Bool>(false)
+    private let workers = ConnectionWorkers()
     /// Connections root may hold at once.
     static let rootConnectionLimit = 1024
 
@@ -50,7 +51,8 @@ public final class Server: Sendable {
         }
     }
 
-    /// Accepts connections until `stop()`; each is served on its own thread.
+    /// Accepts connections until `stop()`; each is served on its own thread (one that
+    /// finished an earlier connection, or a new one).
     public func run() {
         while !stopping.load(ordering: .relaxed) {
             let client: Int32
@@ -101,7 +103,7 @@ public final class Server: Sendable {
             return
         }
         do {
-            try Threads.detach { [self] in
+            try workers.run { [self] in
                 converse(fd, peer: peer)
                 close(fd)
                 connections.withLock { counts in

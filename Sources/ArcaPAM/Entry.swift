@@ -8,16 +8,16 @@ public func arcaPAMEntry(
     _ argv: UnsafePointer<UnsafePointer<CChar>?>?
 ) -> Int32 {
     guard let handle, let entry = PAMEntryKind(rawValue: kind) else { return PAMResult.ignore.code }
-    var arguments: [String] = []
+    let context = LivePAMContext(handle: handle)
+    var options = ModuleOptions()
     if let argv {
         for index in 0..<Int(max(argc, 0)) {
-            if let argument = argv[index] { arguments.append(String(cString: argument)) }
+            guard let raw = argv[index] else { continue }
+            let argument = String(cString: raw)
+            if !options.apply(argument) {
+                context.log(.notice, "unknown or malformed argument ignored: \(argument)")
+            }
         }
-    }
-    let context = LivePAMContext(handle: handle)
-    let (options, rejected) = ModuleOptions.parse(arguments)
-    for argument in rejected {
-        context.log(.notice, "unknown or malformed argument ignored: \(argument)")
     }
     let transport = SocketTransport(path: options.socketPath, timeoutMilliseconds: options.timeoutMilliseconds)
     return PAMModule(context: context, options: options, transport: transport).run(entry, flags: flags).code

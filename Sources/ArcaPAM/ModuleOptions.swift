@@ -29,28 +29,34 @@ public struct ModuleOptions: Sendable, Equatable {
     public static func parse(_ arguments: [String]) -> (options: ModuleOptions, rejected: [String]) {
         var options = ModuleOptions()
         var rejected: [String] = []
-        for argument in arguments {
-            let (name, value) = split(argument)
-            switch (name, value) {
-            case ("debug", nil): options.debug = true
-            case ("quiet", nil): options.quiet = true
-            case ("auto_enroll", nil): options.autoEnroll = true
-            case ("no_auto_enroll", nil): options.autoEnroll = false
-            case ("unlock_in_auth", nil): options.unlockInAuth = true
-            case ("socket", let path?) where path.hasPrefix("/") && path.utf8.count < 108:
-                options.socketPath = path
-            case ("only_if", let list?) where !list.isEmpty:
-                options.onlyIf = list.split(separator: ",").map(String.init)
-            case ("timeout", let text?):
-                guard let ms = Int(text), (1...60_000).contains(ms) else {
-                    rejected.append(argument)
-                    continue
-                }
-                options.timeoutMilliseconds = ms
-            default: rejected.append(argument)
-            }
+        for argument in arguments where !options.apply(argument) {
+            rejected.append(argument)
         }
         return (options, rejected)
+    }
+
+    /// Applies one module argument; false when it is unknown or malformed (the
+    /// options are then unchanged). The PAM entry applies them one by one from
+    /// `argv`: no array of strings, whose generic metadata a fresh login process
+    /// would instantiate at run time.
+    public mutating func apply(_ argument: String) -> Bool {
+        let (name, value) = Self.split(argument)
+        switch (name, value) {
+        case ("debug", nil): debug = true
+        case ("quiet", nil): quiet = true
+        case ("auto_enroll", nil): autoEnroll = true
+        case ("no_auto_enroll", nil): autoEnroll = false
+        case ("unlock_in_auth", nil): unlockInAuth = true
+        case ("socket", let path?) where path.hasPrefix("/") && path.utf8.count < 108:
+            socketPath = path
+        case ("only_if", let list?) where !list.isEmpty:
+            onlyIf = list.split(separator: ",").map(String.init)
+        case ("timeout", let text?):
+            guard let ms = Int(text), (1...60_000).contains(ms) else { return false }
+            timeoutMilliseconds = ms
+        default: return false
+        }
+        return true
     }
 
     /// Whether the module acts for `service` (`only_if`).

@@ -8,12 +8,12 @@ extension PAMModule {
     func openSession() throws(ModuleError) -> PAMResult {
         let (user, uid) = try currentUser()
         // Idempotent per handle: a second open must not orphan the first token.
-        if let open = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), open.uid == uid {
+        if let open = SessionStash.parse(context.stashed(name: SessionStash.name)), open.uid == uid {
             debug("a session of \(user) is already open in this handle")
             return .success
         }
         var firstFailure: ModuleError?
-        let stash = context.stashed(name: AuthStash.name).flatMap(AuthStash.parse)
+        let stash = AuthStash.parse(context.stashed(name: AuthStash.name))
         context.removeStash(name: AuthStash.name)
         if let stash, stash.uid == uid {
             do throws(ModuleError) {
@@ -39,7 +39,7 @@ extension PAMModule {
             debug("no key from auth for \(user) (no password, or auth ran in another process)")
         }
         // Left by this handle's own failed unlock, in auth or just above; one use.
-        let candidate = context.stashed(name: CandidateStash.name).flatMap(CandidateStash.parse)
+        let candidate = CandidateStash.parse(context.stashed(name: CandidateStash.name))
         context.removeStash(name: CandidateStash.name)
         let token: SecretBytes
         do {
@@ -108,7 +108,7 @@ extension PAMModule {
 
     func closeSession() throws(ModuleError) -> PAMResult {
         let (user, uid) = try currentUser()
-        guard let stash = context.stashed(name: SessionStash.name).flatMap(SessionStash.parse), stash.uid == uid
+        guard let stash = SessionStash.parse(context.stashed(name: SessionStash.name)), stash.uid == uid
         else {
             debug("no session of \(user) opened by this handle; nothing to close")
             return .ignore

@@ -41,30 +41,34 @@ struct AuthStash {
             withUnsafeBytes(of: uid.littleEndian) { raw in
                 for i in 0..<4 { out[2 + i] = raw[i] }
             }
-            payload?.withUnsafeBytes { raw in
-                for (i, byte) in raw.enumerated() { out[Self.headerLength + i] = byte }
+            // Not `payload?.withUnsafeBytes`: its `()?` result is generic metadata that
+            // a fresh login process instantiates at run time, by name, once.
+            if let payload {
+                payload.withUnsafeBytes { raw in
+                    for i in 0..<raw.count { out[Self.headerLength + i] = raw[i] }
+                }
             }
         }
     }
 
-    /// Parses a stash; `nil` when it is not one this build wrote.
-    static func parse(_ stash: SecretBytes) -> AuthStash? {
-        guard stash.count >= headerLength else { return nil }
-        return stash.withUnsafeBytes { raw -> AuthStash? in
-            guard raw[0] == 2 else { return nil }
-            var uid: UInt32 = 0
-            for i in 0..<4 { uid |= UInt32(raw[2 + i]) << (8 * i) }
-            let payload = UnsafeRawBufferPointer(rebasing: raw[headerLength...])
-            switch (raw[1], payload.count) {
-            case (1, Argon2id.keyLength):
-                return (try? SecretBytes(copying: payload)).map { AuthStash(uid: uid, plan: .unlock($0)) }
-            case (2, 0):
-                return AuthStash(uid: uid, plan: .unlockedInAuth)
-            case (3, 1...ProtocolLimits.maximumPasswordLength):
-                return (try? SecretBytes(copying: payload)).map { AuthStash(uid: uid, plan: .enroll(password: $0)) }
-            default:
-                return nil
-            }
+    /// Parses a stash; `nil` when there is none or it is not one this build wrote.
+    static func parse(_ stash: SecretBytes?) -> AuthStash? {
+        guard let stash, stash.count >= headerLength else { return nil }
+        // Scalars out of each closure, never an optional struct: see `parseUIDAndToken`.
+        let (version, code) = (stash.withUnsafeBytes { $0[0] }, stash.withUnsafeBytes { $0[1] })
+        let uid = readUID(stash, at: 2)
+        guard version == 2 else { return nil }
+        switch (code, stash.count - headerLength) {
+        case (1, Argon2id.keyLength):
+            guard let key = copyTail(of: stash, from: headerLength) else { return nil }
+            return AuthStash(uid: uid, plan: .unlock(key))
+        case (2, 0):
+            return AuthStash(uid: uid, plan: .unlockedInAuth)
+        case (3, 1...ProtocolLimits.maximumPasswordLength):
+            guard let password = copyTail(of: stash, from: headerLength) else { return nil }
+            return AuthStash(uid: uid, plan: .enroll(password: password))
+        default:
+            return nil
         }
     }
 }
@@ -80,8 +84,9 @@ struct SessionStash {
 
     func serialized() throws -> SecretBytes { try serializeUIDAndToken(uid, token) }
 
-    static func parse(_ stash: SecretBytes) -> SessionStash? {
-        parseUIDAndToken(stash, tokenLength: tokenLength).map { SessionStash(uid: $0.uid, token: $0.token) }
+    static func parse(_ stash: SecretBytes?) -> SessionStash? {
+        guard let parsed = parseUIDAndToken(stash, tokenLength: tokenLength) else { return nil }
+        return SessionStash(uid: parsed.uid, token: parsed.token)
     }
 }
 
@@ -96,10 +101,11 @@ struct CandidateStash {
 
     func serialized() throws -> SecretBytes { try serializeUIDAndToken(uid, token) }
 
-    static func parse(_ stash: SecretBytes) -> CandidateStash? {
-        parseUIDAndToken(stash, tokenLength: ProtocolLimits.candidateTokenLength).map {
-            CandidateStash(uid: $0.uid, token: $0.token)
+    static func parse(_ stash: SecretBytes?) -> CandidateStash? {
+        guard let parsed = parseUIDAndToken(stash, tokenLength: ProtocolLimits.candidateTokenLength) else {
+            return nil
         }
+        return CandidateStash(uid: parsed.uid, token: parsed.token)
     }
 }
 
@@ -114,13 +120,31 @@ private func serializeUIDAndToken(_ uid: UInt32, _ token: SecretBytes) throws ->
     }
 }
 
-private func parseUIDAndToken(_ stash: SecretBytes, tokenLength: Int) -> (uid: UInt32, token: SecretBytes)? {
-    guard stash.count == 4 + tokenLength else { return nil }
-    return stash.withUnsafeBytes { raw -> (uid: UInt32, token: SecretBytes)? in
+// A fresh login process pays tens of microseconds for each generic type whose metadata
+// it builds at run time, by name (perf on bench/pam/fresh.c). So the parsers take the
+// optional stash (callers never `flatMap` into them), and the closures given to
+// SecretBytes' generic `withUnsafeBytes` return scalars, whose metadata is static,
+// never an optional struct or tuple.
+private func parseUIDAndToken(_ stash: SecretBytes?, tokenLength: Int) -> (uid: UInt32, token: SecretBytes)? {
+    guard let stash, stash.count == 4 + tokenLength, let token = copyTail(of: stash, from: 4) else { return nil }
+    return (readUID(stash, at: 0), token)
+}
+
+/// The little-endian u32 at `offset` (the caller checked the length).
+private func readUID(_ stash: SecretBytes, at offset: Int) -> UInt32 {
+    stash.withUnsafeBytes { raw in
         var uid: UInt32 = 0
-        for i in 0..<4 { uid |= UInt32(raw[i]) << (8 * i) }
-        guard let token = try? SecretBytes(copying: UnsafeRawBufferPointer(rebasing: raw[4...])) else { return nil }
-        return (uid, token)
+        for i in 0..<4 { uid |= UInt32(raw[offset + i]) << (8 * i) }
+        return uid
+    }
+}
+
+/// The bytes of `stash` from `offset` on, in a SecretBytes of their own.
+private func copyTail(of stash: SecretBytes, from offset: Int) -> SecretBytes? {
+    try? SecretBytes(count: stash.count - offset) { out in
+        stash.withUnsafeBytes { raw in
+            for i in 0..<out.count { out[i] = raw[offset + i] }
+        }
     }
 }
 

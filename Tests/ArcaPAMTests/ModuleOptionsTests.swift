@@ -42,4 +42,17 @@ import Testing
         #expect(options.timeoutMilliseconds == 3_000)
         #expect(options.socketPath == "/run/arca/arcad.sock")
     }
+
+    /// The PAM entry applies `argv` one argument at a time.
+    @Test func applyOneByOne() {
+        var options = ModuleOptions()
+        let accepted = [
+            options.apply("timeout=250"), options.apply("timeout=0"), options.apply("socket=relative.sock"),
+            options.apply("only_if=sshd"),
+        ]
+        #expect(accepted == [true, false, false, true])
+        #expect(options.timeoutMilliseconds == 250)
+        #expect(options.socketPath == "/run/arca/arcad.sock")
+        #expect(options.onlyIf == ["sshd"])
+    }
 }

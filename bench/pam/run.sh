@@ -30,7 +30,8 @@
 # services take turns. "dlopen" rows: dlopen(RTLD_NOW) of each module with libpam loaded.
 # "C login" rows: the transaction, and in the same process one Argon2id with the vault's
 # parameters (before the transaction in half the processes, after it in the others);
-# added = median(txn - KDF) - median(baseline txn). This is the headline login figure.
+# added = median(txn - KDF) - median(baseline txn). This is the headline login figure, beside
+# pam_gnome_keyring's (its daemon running) in the same kind of process.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-200}
@@ -193,7 +194,7 @@ done >"$work/dlopen"
 dl() { awk -v m="$1" '$1 == m {print $2}' "$work/dlopen" | median; }
 dl_arca=$(dl "$build/libpam_arca.so") dl_unix=$(dl "$unix_module") dl_gk=$(dl "$gk")
 for round in $(seq "$FRESH"); do
-    for s in base arcad; do
+    for s in base arcad gnome; do
         echo "$s $(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
             "$work/fresh-c" txn "$s" "$user" 1 $((64 << 20)) $((round % 2)))"
     done
@@ -205,6 +206,7 @@ c_diff=$(awk '$1 == "arcad" {print $7 - $8}' "$work/ctxn" | median)
 c_added=$((c_diff - c_base))
 c_start=$(($(cx arcad 2) - $(cx base 2))) c_auth=$(awk '$1 == "arcad" {print $3 - $8}' "$work/ctxn" | median)
 c_auth=$((c_auth - $(cx base 3))) c_open=$(($(cx arcad 4) - $(cx base 4))) c_close=$(($(cx arcad 5) - $(cx base 5)))
+c_gk=$(cx gnome 7)  # pam_gnome_keyring derives nothing in the process: no KDF to subtract
 
 # Real arcad, KDF subtracted pair by pair (bench-arcad --pam-pairs): $ROUNDS batches
 # of $PAIRS pairs, each a transaction and one KDF alone with the vault's parameters.
@@ -270,6 +272,7 @@ echo
 row "fresh C process (median of $FRESH), the login headline" "median ms" "" "added (median)"
 row "C login, pam_permit only (baseline)" "$(ms "$c_base")" "" "-"
 row "C login, + pam_arca -> real arcad, KDF subtracted" "$(ms "$c_txn")" "" "$(ms "$c_added")"
+row "C login, + pam_gnome_keyring, daemon running" "$(ms "$c_gk")" "" "$(ms $((c_gk - c_base)))"
 row "  of which pam_start (loads the module)" "" "" "$(ms "$c_start")"
 row "  of which auth, KDF subtracted" "" "" "$(ms "$c_auth")"
 row "  of which open_session / close_session" "" "" "$(ms "$c_open") / $(ms "$c_close")"

@@ -93,8 +93,9 @@ final class LivePAMContext: PAMContext {
         _ = pam_set_data(handle, name, nil, nil)
     }
 
-    /// `pam_syslog` is variadic; `pam_vsyslog` with a `"%s"` format is the
-    /// same call and keeps a `%` in a user name from being a format.
+    /// `pam_syslog` with a `"%s"` format (a `%` in a user name is never a format),
+    /// through CPAM's `arca_pam_syslog_text`: no `withVaList`, whose run-time casts
+    /// cost a fresh login process more than the log line itself.
     func log(_ priority: LogPriority, _ message: String) {
         let level: Int32
         switch priority {
@@ -103,9 +104,7 @@ final class LivePAMContext: PAMContext {
         case .info: level = LOG_INFO
         case .debug: level = LOG_DEBUG
         }
-        message.withCString { text in
-            withVaList([text]) { pam_vsyslog(handle, level, "%s", $0) }
-        }
+        message.withCString { arca_pam_syslog_text(handle, level, $0) }
     }
 }
 
