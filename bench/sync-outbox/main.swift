@@ -85,6 +85,13 @@ func send(_ client: ArcadClient, _ request: Request, uid: UInt32? = nil, timed: 
     fail("still locked after an unlock")
 }
 
+/// Adds item `n` (its first secret) to `uid`'s vault.
+func add(_ client: ArcadClient, _ uid: UInt32, _ n: Int) {
+    let request = AddRequest(
+        vault: .user(uid: uid), itemClass: .genericPassword, attributes: attributes(n), secret: secret(n, 0))
+    send(client, .add(request), uid: uid)
+}
+
 let client = connect()
 for uid in [synced, peer] { send(client, .enroll(uid: uid, key: key, parameters: parameters)) }
 guard case .syncDevice = send(client, .syncInit(uid: synced)) else { fail("sync init") }
@@ -99,16 +106,7 @@ print(pad("synchronizable items", 22) + pad("sync on (circle)", 20) + pad("sync 
 var filled = 0
 for count in counts {
     let start = Clock.monotonicSeconds()
-    for n in filled..<count {
-        for uid in [synced, peer] {
-            send(
-                client,
-                .add(
-                    AddRequest(
-                        vault: .user(uid: uid), itemClass: .genericPassword, attributes: attributes(n),
-                        secret: secret(n, 0))), uid: uid)
-        }
-    }
+    for n in filled..<count { for uid in [synced, peer] { add(client, uid, n) } }
     filled = count
     let fillSeconds = Clock.monotonicSeconds() - start
     var results: [UInt32: [Double]] = [:]
@@ -181,14 +179,7 @@ print("bench-sync-outbox: `arca-sync run` push of one incoming record (a new sec
 print(pad("items in the vault", 22) + pad("apply one record", 20) + "fill (N records applied in batches)")
 var received = 0
 for count in counts {
-    for n in received..<count {
-        send(
-            client,
-            .add(
-                AddRequest(
-                    vault: .user(uid: sender), itemClass: .genericPassword, attributes: attributes(n),
-                    secret: secret(n, 0))), uid: sender)
-    }
+    for n in received..<count { add(client, sender, n) }
     received = count
     let fill = carry(client, after: &carried) ?? 0
     var samples: [Double] = []
