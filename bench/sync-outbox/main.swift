@@ -156,7 +156,8 @@ func carry(_ client: ArcadClient, after carried: inout UInt64) -> Double? {
         }
         var files =
             carried > 0
-            ? [] : outbox.approvals.filter { $0.device == receiverID }.map {
+            ? []
+            : outbox.approvals.filter { $0.device == receiverID }.map {
                 SyncFile(kind: .approval, author: outbox.device, bytes: $0.bytes)
             }
         files += outbox.records.map { SyncFile(kind: .record, author: outbox.device, bytes: $0.bytes) }
