@@ -182,6 +182,9 @@ var received = 0
 for count in counts {
     for n in received..<count { add(client, sender, n) }
     received = count
+    // arcad locks a user with no login session after a while: unlocked first, so that the
+    // fill is applied and timed, not queued.
+    send(client, .unlock(uid: receiver, key: key))
     let fill = carry(client, after: &carried) ?? 0
     var samples: [Double] = []
     for round in 0...rounds {
