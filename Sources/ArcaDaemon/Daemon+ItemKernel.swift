@@ -1,11 +1,12 @@
 import ArcaKeyring
 import ArcaVault
 
-/// An update or delete mirrored in the kernel one key at a time: the cost of a
-/// one-item write stays flat however many items the vault holds (a whole ring is
-/// rebuilt only when the kernel asks for it, or for a write that matched many items).
+/// An update, delete, merged sync record or restored item mirrored in the kernel one
+/// key at a time: the cost of a one-item write stays flat however many items the vault
+/// holds (a whole ring is rebuilt only when the kernel asks for it, or for a write that
+/// changed many of its items).
 extension Daemon {
-    /// Above this many changed items, rebuilding the touched rings is cheaper than
+    /// Above this many changed items in one ring, rebuilding that ring is cheaper than
     /// one kernel call per item.
     static let perItemKernelLimit = 64
 
@@ -30,21 +31,24 @@ extension Daemon {
         return from.ring != to.ring || from.key != to.key
     }
 
-    /// Carries `changes` into the loaded rings and keeps `notInKernel` in step. A key
-    /// that could not be destroyed makes the write fail (it is done in the vault), as
-    /// a ring that could not be replaced does.
+    /// Carries `changes` (in the vault's order) into the loaded rings and keeps
+    /// `notInKernel` in step: every write path (requests, sync merges, restores) comes
+    /// here. A key that could not be destroyed makes the write fail (it is done in the
+    /// vault), as a ring that could not be replaced does.
     func reflect(_ changes: [ItemChange], state: UserState, vault: Vault) throws(HandlerError) {
         let loaded = Set(state.lock.loadedClasses)
-        var rebuild: Set<KernelClass> = []
+        // Per ring: a batch of 10,000 incoming records rebuilds the ring they fill, while
+        // the one item it moved into the other ring is still a single put there.
+        var touched: [KernelClass: Int] = [:]
+        for change in changes {
+            let rings = Set([change.old, change.new].compactMap { Self.slot($0, itemClass: change.itemClass)?.ring })
+            for ring in rings { touched[ring, default: 0] += 1 }
+        }
+        var rebuild = Set(touched.filter { $0.value > Self.perItemKernelLimit }.keys)
+        let perItem = loaded.subtracting(rebuild)
         var oldKeysRemain = false
-        if changes.count > Self.perItemKernelLimit {
-            for change in changes {
-                for slot in [change.old, change.new].compactMap({ Self.slot($0, itemClass: change.itemClass) }) {
-                    rebuild.insert(slot.ring)
-                }
-            }
-        } else {
-            for change in changes where !reflect(change, state: state, loaded: loaded, rebuild: &rebuild) {
+        if !perItem.isDisjoint(with: touched.keys) {
+            for change in changes where !reflect(change, state: state, loaded: perItem, rebuild: &rebuild) {
                 oldKeysRemain = true
             }
         }
@@ -57,7 +61,8 @@ extension Daemon {
     }
 
     /// One item: its old key dropped and its new one put, or only the secret replaced
-    /// when the key stays; false if the old key survived.
+    /// when the key stays; false if the old key survived. `loaded` leaves out the rings
+    /// that are rebuilt whole.
     private func reflect(
         _ change: ItemChange, state: UserState, loaded: Set<KernelClass>, rebuild: inout Set<KernelClass>
     ) -> Bool {

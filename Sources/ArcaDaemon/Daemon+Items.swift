@@ -116,21 +116,6 @@ extension Daemon {
         }
     }
 
-    /// A write of the sync circle or a restore can move items between classes or
-    /// remove them: rebuild every loaded ring (a ring swap is atomic for readers). A ring that cannot be
-    /// rebuilt is destroyed and its class served from the socket; only if even that
-    /// fails, so that the old secret may still be in the kernel, is the write
-    /// reported as failed (it is done in the vault).
-    func republishLoaded(state: UserState, vault: Vault) throws(HandlerError) {
-        var stale: [KernelClass] = []
-        for c in state.lock.loadedClasses where !publish(c, state: state, vault: vault) { stale.append(c) }
-        guard stale.isEmpty else {
-            throw HandlerError(
-                .internalComponent,
-                "the vault changed, but the old version may still be in the kernel; see arcad's log")
-        }
-    }
-
     func resultItem(_ result: ItemResult, flags: ReturnFlags, secret: SecretBytes?) -> ResultItem {
         var item = ResultItem()
         if flags.contains(.attributes), let attributes = result.attributes {

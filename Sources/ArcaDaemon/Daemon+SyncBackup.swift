@@ -91,17 +91,22 @@ extension Daemon {
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
             var counts: [ImportOutcome: UInt32] = [:]
+            var changes: [ItemChange] = []
             do {
                 let empty = try SecretBytes(count: 0)
                 for body in bodies {
                     let item = try PortableItem(encodedAttributes: body.attributes, secret: body.secret ?? empty)
-                    counts[try vault.importItem(item), default: 0] += 1
+                    let imported = try vault.importItemReporting(item)
+                    counts[imported.outcome, default: 0] += 1
+                    if let change = imported.change { changes.append(change) }
                 }
             } catch {
+                // The items restored before the failure stay in the vault: the kernel shows them too.
+                try reflect(changes, state: state, vault: vault)
                 throw HandlerError.vault(error)
             }
             let changed = (counts[.added] ?? 0) + (counts[.replaced] ?? 0)
-            if changed > 0 { try republishLoaded(state: state, vault: vault) }
+            try reflect(changes, state: state, vault: vault)
             Log.info("uid \(uid): backup imported, \(changed) items added or replaced")
             return .importSummary(
                 added: counts[.added] ?? 0, replaced: counts[.replaced] ?? 0, unchanged: counts[.unchanged] ?? 0)

@@ -257,7 +257,8 @@ extension Daemon {
     /// Writes into the vault what the merge changed: a live winner replaces the item with its
     /// primary key; a winning tombstone deletes it. When two items of the circle share a
     /// primary key, the one with the greatest (clock, author) is the vault's, everywhere.
-    /// Returns whether the vault changed (then the kernel is refreshed).
+    /// Returns whether the vault changed (then exactly the changed items' keys are put or
+    /// dropped in the loaded rings).
     @discardableResult
     func applyWinners(_ session: SyncSession, state: UserState, vault: Vault) throws(HandlerError) -> Bool {
         let changed = session.replica.takeChanges()
@@ -265,7 +266,8 @@ extension Daemon {
         guard !changed.isEmpty else { return false }
         session.invalidateOwners()
         let owners = session.owners()
-        var wrote = false
+        // In the vault's order, so that the kernel ends as the vault does.
+        var wrote: [ItemChange] = []
         // One transaction (one fsync) for the whole batch: 10,000 incoming items are one write.
         do {
             try vault.batch {
@@ -278,21 +280,18 @@ extension Daemon {
                                 continue
                             }
                             guard owners[portable.primaryKey]?.ref == ref else { continue }
-                            try vault.putSynced(portable)
-                            wrote = true
+                            wrote.append(try vault.putSynced(portable))
                         } else if let any = item.versions.values.first(where: { !$0.deleted }),
                             let portable = Self.portable(any),
                             owners[portable.primaryKey] == nil
                         {
-                            try vault.removeSynced(portable)
-                            wrote = true
+                            wrote += try vault.removeSynced(portable)
                         } else if item.winner == nil, let last = buriedLive[ref], let portable = Self.portable(last),
                             owners[portable.primaryKey] == nil
                         {
                             // Buried by a snapshot with nothing live left (this device, back from
                             // past the horizon, never saw the delete): the copy here goes too.
-                            try vault.removeSynced(portable)
-                            wrote = true
+                            wrote += try vault.removeSynced(portable)
                         }
                     } catch {
                         session.note(
@@ -303,8 +302,9 @@ extension Daemon {
         } catch {
             throw HandlerError.vault(error)
         }
-        if wrote { try republishLoaded(state: state, vault: vault) }
-        return wrote
+        guard !wrote.isEmpty else { return false }
+        try reflect(wrote, state: state, vault: vault)
+        return true
     }
 
     /// For each primary key, the live item of the circle that holds it.

@@ -76,6 +76,12 @@ extension Vault {
     /// only if the backup's copy is different and newer. Importing the same backup twice
     /// changes nothing the second time. A ThisDeviceOnly item is refused (`param`).
     public func importItem(_ item: PortableItem) throws -> ImportOutcome {
+        try importItemReporting(item).outcome
+    }
+
+    /// `importItem`, with the change it made (nil when unchanged), secret included, for
+    /// arcad to mirror in the kernel.
+    public func importItemReporting(_ item: PortableItem) throws -> (outcome: ImportOutcome, change: ItemChange?) {
         guard !(item.attributes.accessible?.isThisDeviceOnly ?? false) else {
             throw VaultError.param("a backup cannot carry ThisDeviceOnly items")
         }
@@ -84,15 +90,16 @@ extension Vault {
         let existing: ItemResult?
         do { existing = try copyMatching(query).first } catch VaultError.itemNotFound { existing = nil }
         guard let existing, let here = existing.attributes else {
-            try add(item.itemClass, attributes: a, secret: item.secret, keepingDates: true)
-            return .added
+            let added = try add(item.itemClass, attributes: a, secret: item.secret, keepingDates: true)
+            return (.added, ItemChange(writing: item, over: nil, as: added))
         }
-        if here == a && existing.data == item.secret { return .unchanged }
-        guard (a.modificationDate ?? 0) > (here.modificationDate ?? 0) else { return .unchanged }
-        try batch {
-            try delete(query)
-            try add(item.itemClass, attributes: a, secret: item.secret, keepingDates: true)
+        if here == a && existing.data == item.secret { return (.unchanged, nil) }
+        guard (a.modificationDate ?? 0) > (here.modificationDate ?? 0) else { return (.unchanged, nil) }
+        let change = try batch {
+            let replaced = try delete(query, markingSync: true).first
+            let added = try add(item.itemClass, attributes: a, secret: item.secret, keepingDates: true)
+            return ItemChange(writing: item, over: replaced?.old, as: added)
         }
-        return .replaced
+        return (.replaced, change)
     }
 }

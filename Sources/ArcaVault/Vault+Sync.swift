@@ -42,21 +42,31 @@ extension Vault {
 
     /// Writes a merged winner: replaces the item with its primary key (or adds it), keeping
     /// the record's dates, so that the vault holds exactly what the record carries.
-    /// An item that may not travel is refused (`param`).
-    public func putSynced(_ item: PortableItem) throws {
+    /// An item that may not travel is refused (`param`). Returns the change, with the
+    /// secret, for arcad to mirror in the kernel.
+    @discardableResult
+    public func putSynced(_ item: PortableItem) throws -> ItemChange {
         guard item.isSynchronizable else { throw VaultError.param("a sync record may only carry synchronizable items") }
         // Not marked for the outbox: the circle already holds what this writes.
-        try batch {
-            do { _ = try delete(item.primaryKeyQuery, markingSync: false) } catch VaultError.itemNotFound {}
-            try add(
+        return try batch {
+            let replaced: ItemChange?
+            do { replaced = try delete(item.primaryKeyQuery, markingSync: false).first } catch VaultError.itemNotFound {
+                replaced = nil
+            }
+            let added = try add(
                 item.itemClass, attributes: item.attributes, secret: item.secret, keepingDates: true, markingSync: false
             )
+            // One change, old and new together: when the item keeps its kernel key, one put
+            // replaces the secret in place and a reader never finds the item missing.
+            return ItemChange(writing: item, over: replaced?.old, as: added)
         }
     }
 
     /// Deletes the item with `item`'s primary key (a winning tombstone); nothing if absent.
-    public func removeSynced(_ item: PortableItem) throws {
-        guard item.isSynchronizable else { return }
-        do { _ = try delete(item.primaryKeyQuery, markingSync: false) } catch VaultError.itemNotFound {}
+    /// Returns what was deleted.
+    @discardableResult
+    public func removeSynced(_ item: PortableItem) throws -> [ItemChange] {
+        guard item.isSynchronizable else { return [] }
+        do { return try delete(item.primaryKeyQuery, markingSync: false) } catch VaultError.itemNotFound { return [] }
     }
 }

@@ -227,3 +227,9 @@ func statusCode(_ reply: Reply) -> Int32 {
     if case .error(let status, _) = reply { return status.rawValue }
     return 0
 }
+
+/// How many of `uid`'s items arcad serves only over the socket (status), or nil.
+func itemsNotInKernel(_ t: TestDaemon, _ uid: UInt32) -> Int? {
+    guard case .status(let s) = t.send(.status(uid: uid), as: uid) else { return nil }
+    return Int(s.itemsNotInKernel)
+}

@@ -52,18 +52,7 @@ final class SyncCircle {
 
     /// Everything machine `from` publishes, as the files the agent would write.
     func files(of from: Int, for target: Int) -> [SyncFile] {
-        guard case .syncOutbox(let outbox) = machines[from].send(.syncPull(uid: uid, after: 0), as: uid) else {
-            return []
-        }
-        var files = outbox.approvals.filter { $0.device == devices[target] }.map {
-            SyncFile(kind: .approval, author: outbox.device, bytes: $0.bytes)
-        }
-        files += outbox.records.map { SyncFile(kind: .record, author: outbox.device, bytes: $0.bytes) }
-        if !outbox.head.isEmpty { files.append(SyncFile(kind: .head, author: outbox.device, bytes: outbox.head)) }
-        if !outbox.snapshot.isEmpty {
-            files.append(SyncFile(kind: .snapshot, author: outbox.device, bytes: outbox.snapshot))
-        }
-        return files
+        agentFiles(machines[from].send(.syncPull(uid: uid, after: 0), as: uid), for: devices[target])
     }
 
     /// Moves machine `from`'s files to machine `to`; the outcomes.
@@ -149,6 +138,21 @@ final class SyncCircle {
 }
 
 enum SyncCircleError: Error { case setUp(String) }
+
+/// The files the agent would write from a pull's outbox, for the device `target`; none
+/// when `pulled` is not an outbox.
+func agentFiles(_ pulled: Reply, for target: [UInt8]) -> [SyncFile] {
+    guard case .syncOutbox(let outbox) = pulled else { return [] }
+    var files = outbox.approvals.filter { $0.device == target }.map {
+        SyncFile(kind: .approval, author: outbox.device, bytes: $0.bytes)
+    }
+    files += outbox.records.map { SyncFile(kind: .record, author: outbox.device, bytes: $0.bytes) }
+    if !outbox.head.isEmpty { files.append(SyncFile(kind: .head, author: outbox.device, bytes: outbox.head)) }
+    if !outbox.snapshot.isEmpty {
+        files.append(SyncFile(kind: .snapshot, author: outbox.device, bytes: outbox.snapshot))
+    }
+    return files
+}
 
 /// Whether `needle` occurs anywhere in `haystack`.
 func contains(_ haystack: [UInt8], _ needle: String) -> Bool {
