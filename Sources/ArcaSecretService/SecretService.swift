@@ -42,6 +42,8 @@ public final class SecretService {
     var memoryItems: [String: MemoryItem] = [:]
     /// Login CreateItem calls of the current round of bus messages (`flushCreates`).
     var pendingCreates: [PendingCreate] = []
+    /// Login GetSecret calls of the current round of bus messages (`flushSecretReads`).
+    var pendingSecretReads: [PendingSecretRead] = []
     /// Connections for CreateItem calls sent to arcad at once.
     let creators: ArcadLinkPool
     var nextNumber = 1
@@ -139,6 +141,7 @@ public final class SecretService {
             do {
                 messagesSinceTrim += try bus.processAll()
                 flushCreates()
+                flushSecretReads()
                 wake.drain()
                 deliverEvents()
                 deliverPromptChecks()
