@@ -122,19 +122,7 @@ import Testing
             #expect(try check.step())
             #expect(check.text(0) == "ok", "run \(run)")
             check.finish()
-            try vault.unlock(password: secret(password))
-            let stored: [ItemResult]
-            do {
-                stored = try vault.copyMatching(
-                    query({ $0.service = "crash" }) {
-                        $0.matchLimit = .all
-                        $0.returnAttributes = true
-                    })
-            } catch VaultError.itemNotFound {
-                stored = []
-            }
-            let present = Set(stored.compactMap { $0.attributes?.account })
-            let missing = acknowledged.filter { !present.contains("item-\($0)") }
+            let missing = try missingItems(acknowledged, in: vault)
             #expect(missing.isEmpty, "run \(run): acknowledged but missing \(missing.prefix(5))")
             if !missing.isEmpty { break }
         }
