@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "ArcaSync", dependencies: ["ArcaCrypto"]),
         .target(
             name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto", "ArcaProtocol"]),
-        .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "CSQLite"]),
+        .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaThreads", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
             dependencies: [

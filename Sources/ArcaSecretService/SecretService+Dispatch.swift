@@ -12,6 +12,7 @@ extension SecretService {
         // Queued CreateItem calls go out before anything else is answered: only
         // CreateItem calls that arrive together share a trip to arcad.
         if !pendingCreates.isEmpty, member != "CreateItem" { flushCreates() }
+        if !pendingSecretReads.isEmpty, !Self.onlyReads(interface, member) { flushSecretReads() }
         do {
             guard let object = SecretObject(path: path), try exists(object, caller: message.sender ?? "") else {
                 throw SecretError.unknownObject("no object at \(path)")
@@ -27,7 +28,7 @@ extension SecretService {
             default:
                 reply = try call(object, interface, member, message)
             }
-            // nil: answered later (a login CreateItem, by `flushCreates`).
+            // nil: answered later (a login CreateItem by `flushCreates`, GetSecret by `flushSecretReads`).
             if let reply { bus.reply(to: message, reply) }
         } catch let e as SecretError {
             log("\(interface).\(member) on \(path): \(e.name)")
@@ -86,7 +87,13 @@ extension SecretService {
             case "Delete":
                 try deleteItem(c, id)
                 return [.objectPath("/")]
-            case "GetSecret": return [try secretValue(c, id, session: try m.readString("o"), caller: caller)]
+            case "GetSecret":
+                let session = try m.readString("o")
+                guard c == .session else {
+                    try queueSecretRead(m, id: id, session: session, caller: caller)
+                    return nil
+                }
+                return [try sessionSecret(id, session: session, caller: caller)]
             case "SetSecret":
                 try setSecret(c, id, try readSecret(m, caller: caller))
                 return []

@@ -195,22 +195,11 @@ extension SecretService {
         return .array(elementSignature: "{o(oayays)}", entries)
     }
 
-    func secretValue(_ c: CollectionID, _ id: String, session: String, caller: String) throws -> BusValue {
+    /// GetSecret on a session item (login items: `queueSecretRead`).
+    func sessionSecret(_ id: String, session: String, caller: String) throws -> BusValue {
         _ = try self.session(session, caller: caller)
-        switch c {
-        case .session:
-            guard let item = memoryItems[id] else { throw SecretError.noSuchObject }
-            return try encode(item.secret, contentType: item.contentType, session: session, caller: caller)
-        case .login:
-            guard let ref = ReferenceText.decode(id) else { throw SecretError.noSuchObject }
-            var list = try arcad.items(.getAttributeItems(uid: arcad.uid, references: [ref], returnSecrets: true))
-            defer { for i in list.items.indices { SecureWipe.zero(&list.items[i].secret) } }
-            if !list.locked.isEmpty { throw SecretError.isLocked }
-            guard !list.items.isEmpty else { throw SecretError.noSuchObject }
-            let contentType = list.items[0].contentType
-            let secret = try takeSecret(&list.items[0])
-            return try encode(secret, contentType: contentType, session: session, caller: caller)
-        }
+        guard let item = memoryItems[id] else { throw SecretError.noSuchObject }
+        return try encode(item.secret, contentType: item.contentType, session: session, caller: caller)
     }
 
     /// Moves an item's secret bytes into secure memory, zeroing the reply's copy.

@@ -42,6 +42,8 @@ public final class SecretService {
     var memoryItems: [String: MemoryItem] = [:]
     /// Login CreateItem calls of the current round of bus messages (`flushCreates`).
     var pendingCreates: [PendingCreate] = []
+    /// Login GetSecret calls of the current round of bus messages (`flushSecretReads`).
+    var pendingSecretReads: [PendingSecretRead] = []
     /// Connections for CreateItem calls sent to arcad at once.
     let creators: ArcadLinkPool
     var nextNumber = 1
@@ -70,6 +72,8 @@ public final class SecretService {
 
     /// At most this many login items' metadata stay cached (the rest is re-read).
     static let cacheLimit = 2048
+    /// How long the bus stays quiet before the next DH key pair is made.
+    static let quietBeforeSpareKeyMilliseconds: Int32 = 50
     /// After this many bus messages the heap is trimmed once the bus is drained.
     static let messagesPerTrim = 1000
 
@@ -137,6 +141,7 @@ public final class SecretService {
             do {
                 messagesSinceTrim += try bus.processAll()
                 flushCreates()
+                flushSecretReads()
                 wake.drain()
                 deliverEvents()
                 deliverPromptChecks()
@@ -149,8 +154,14 @@ public final class SecretService {
                     trimHeap = false
                     messagesSinceTrim = 0
                 }
-                if spareKey == nil { spareKey = try? DHKeyPair.generate() }
-                try bus.wait(orReadable: wake.fd)
+                // The next DH key pair is made once the bus has been quiet a moment: made at
+                // once, it delayed the call a client sends right after OpenSession's reply
+                // (SearchItems, in `secret-tool lookup`) by an exponentiation.
+                if spareKey != nil {
+                    try bus.wait(orReadable: wake.fd)
+                } else if try !bus.wait(orReadable: wake.fd, limit: Self.quietBeforeSpareKeyMilliseconds) {
+                    spareKey = try? DHKeyPair.generate()
+                }
             } catch {
                 return "session bus: \(error)"
             }

@@ -179,14 +179,34 @@ extension Vault {
             binds.append(.blob(try crypto { try index.tag(ItemCodec.lookupKey("grp", AttributeItem.accessGroup)) }))
             return ("grp = ?", binds)
         }
-        let condition =
-            "id IN ("
-            + Array(repeating: "SELECT item FROM attr_tags WHERE tag = ?", count: attributes.count)
-            .joined(separator: " INTERSECT ") + ")"
+        var tags: [[UInt8]] = []
         for (name, value) in attributes.sorted(by: { $0.key < $1.key }) {
-            binds.append(.blob(try crypto { try index.tag(ItemCodec.attributeKey(name, value)) }))
+            tags.append(try crypto { try index.tag(ItemCodec.attributeKey(name, value)) })
         }
-        return (condition, binds)
+        // The rarest pair drives (its rows, a prefix of the primary key) and every other
+        // pair is one primary-key probe per driving row: the cost follows the shortest
+        // list. An INTERSECT built an ephemeral index of every list first: a lookup of
+        // {bench: 1, id: 500} inserted all the rows of bench=1 to keep one.
+        if tags.count > 1 {
+            var counted: [(tag: [UInt8], rows: Int64)] = []
+            for tag in tags { counted.append((tag, try estimatedRows(tag))) }
+            tags = counted.enumerated().sorted { ($0.element.rows, $0.offset) < ($1.element.rows, $1.offset) }
+                .map(\.element.tag)
+        }
+        var condition = "id IN (SELECT t0.item FROM attr_tags AS t0"
+        for i in tags.indices.dropFirst() { condition += " CROSS JOIN attr_tags AS t\(i)" }
+        condition += " WHERE t0.tag = ?"
+        for i in tags.indices.dropFirst() { condition += " AND t\(i).tag = ? AND t\(i).item = t0.item" }
+        return (condition + ")", binds + tags.map { .blob($0) })
+    }
+
+    /// The rows of one tag, counted up to 64: enough to tell a rare pair from a common one.
+    private func estimatedRows(_ tag: [UInt8]) throws -> Int64 {
+        let s = try db.statement("SELECT count(*) FROM (SELECT 1 FROM attr_tags WHERE tag = ? LIMIT 64)")
+        defer { s.finish() }
+        try s.bindAt(1, .blob(tag))
+        guard try s.step() else { return 0 }
+        return s.int(0)
     }
 
     private func writeTags(_ attributes: [String: String], reference: PersistentReference) throws {

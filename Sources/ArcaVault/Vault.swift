@@ -17,6 +17,8 @@ public final class Vault {
     public internal(set) var kdfParameters: KDFParameters
 
     let db: Database
+    /// Checkpoints the WAL off the request path (`WALCheckpointer`).
+    let checkpointer: WALCheckpointer
     var classKeys: [Accessibility: SecretBytes] = [:]
     var blindIndex: BlindIndex?
     /// The blind-index key, kept beside `blindIndex` so that held keys can be parked.
@@ -30,11 +32,26 @@ public final class Vault {
     static let schemaVersion = 3
     static let formatName = "arca-vault"
 
-    private init(path: String, db: Database, vaultID: [UInt8], kdfParameters: KDFParameters) {
+    /// WAL frames (pages) after which a background checkpoint starts: SQLite's own default.
+    public static let defaultCheckpointPages = 1000
+
+    private init(
+        path: String, db: Database, vaultID: [UInt8], kdfParameters: KDFParameters,
+        checkpointPages: Int = Vault.defaultCheckpointPages
+    ) {
         self.path = path
         self.db = db
         self.vaultID = vaultID
         self.kdfParameters = kdfParameters
+        let checkpointer = WALCheckpointer(path: path, threshold: checkpointPages)
+        self.checkpointer = checkpointer
+        // Replaces SQLite's auto-checkpoint on this connection (and a probe's hook, when
+        // `open` hands its connection on).
+        db.onCommitToWAL { [unowned db] frames in checkpointer.committed(frames: frames, writer: db) }
+    }
+
+    deinit {
+        checkpointer.stop()
     }
 
     // MARK: Creating and opening
@@ -128,8 +145,9 @@ public final class Vault {
 
     /// Opens an existing vault without unlocking it. A missing file →
     /// `noSuchVault`; a foreign, truncated or corrupted file → `damaged` naming it;
-    /// a newer schema → `unsupportedVersion`.
-    public static func open(at path: String) throws -> Vault {
+    /// a newer schema → `unsupportedVersion`. Past `checkpointPages` WAL frames, a
+    /// thread of the vault's own checkpoints the WAL into the file (`WALCheckpointer`).
+    public static func open(at path: String, checkpointPages: Int = defaultCheckpointPages) throws -> Vault {
         guard let (header, size) = FileProbe.header(path: path) else {
             if FileProbe.exists(path: path) { throw VaultError.storage(path: path, reason: "cannot read the file") }
             throw VaultError.noSuchVault(path: path)
@@ -145,7 +163,8 @@ public final class Vault {
                 let vaultID = try probe.header("vault_id"), vaultID.count == 16,
                 let params = try probe.storedParameters()
             else { throw VaultError.damaged(path: path, reason: "the vault header is missing or incomplete") }
-            return Vault(path: path, db: db, vaultID: vaultID, kdfParameters: params)
+            return Vault(
+                path: path, db: db, vaultID: vaultID, kdfParameters: params, checkpointPages: checkpointPages)
         }
     }
 

@@ -1,9 +1,11 @@
 // A child process for ArcaVaultTests' crash and concurrency tests. It uses only
 // the public API (it is also built in release) and plain Glibc.
 //
-//   arca-vault-crashtest add <vault> <password> <first-id> [count]
+//   arca-vault-crashtest add <vault> <password> <first-id> [count [checkpoint-pages]]
 //       adds items "item-<id>" from <first-id> on, printing each id on its own
-//       line after add returned success; runs until killed unless count is given.
+//       line after add returned success; runs until killed unless count is given
+//       (0: until killed). With checkpoint-pages, the vault's background checkpointer
+//       starts past that many WAL frames (a few: nearly always mid-checkpoint).
 //   arca-vault-crashtest passwd <vault> <password-a> <password-b>
 //       changes the password back and forth, printing the current one after each change.
 import ArcaCrypto
@@ -33,12 +35,14 @@ func emit(_ line: String) {
 let args = CommandLine.arguments
 guard args.count >= 5 else { fail("usage: add <vault> <password> <first-id> [count] | passwd <vault> <a> <b>") }
 do {
-    let vault = try Vault.open(at: args[2])
+    let pages = args.count > 6 ? Int(args[6]) ?? Vault.defaultCheckpointPages : Vault.defaultCheckpointPages
+    let vault = try Vault.open(at: args[2], checkpointPages: pages)
     switch args[1] {
     case "add":
         try vault.unlock(password: secret(args[3]))
         guard let first = Int(args[4]) else { fail("bad first id") }
-        let count = args.count > 5 ? Int(args[5]) ?? 0 : Int.max
+        let given = args.count > 5 ? Int(args[5]) ?? 0 : 0
+        let count = given > 0 ? given : Int.max
         var id = first
         while id - first < count {
             var attributes = ItemAttributes()

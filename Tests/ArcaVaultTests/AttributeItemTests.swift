@@ -94,6 +94,31 @@ import Testing
         #expect(try vault.searchAttributeReferences(Self.unicode).unlocked.count == 1)
     }
 
+    @Test func aRarePairWithCommonOnesFindsExactlyItsItemsInInsertionOrder() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        // Pairs shared by every item, by every third one, and by one alone: the search is
+        // driven by the rarest list whatever the order of the pairs, and still in insertion order.
+        var refs: [PersistentReference] = []
+        for i in 0..<90 {
+            var attributes = ["bench": "1", "id": String(i)]
+            if i % 3 == 0 { attributes["third"] = "yes" }
+            refs.append(try add(vault, attributes).item.reference)
+        }
+        func found(_ q: [String: String]) throws -> [PersistentReference] {
+            let references = try vault.searchAttributeReferences(q).unlocked
+            #expect(references == (try vault.searchAttributeItems(q).unlocked.map(\.reference)))
+            return references
+        }
+        #expect(try found(["bench": "1", "id": "57"]) == [refs[57]])
+        #expect(try found(["id": "57", "bench": "1", "third": "yes"]) == [refs[57]])
+        #expect(try found(["id": "58", "bench": "1", "third": "yes"]) == [])
+        #expect(try found(["bench": "1", "id": "none"]) == [])
+        #expect(try found(["bench": "1", "third": "yes"]) == stride(from: 0, to: 90, by: 3).map { refs[$0] })
+        #expect(try found(["bench": "1"]) == refs)
+        #expect(try found(["bench": "2", "third": "yes"]) == [])
+    }
+
     @Test func collectionLabelIsKeptInTheFile() throws {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)

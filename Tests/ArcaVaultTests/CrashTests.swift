@@ -50,22 +50,7 @@ func runChild(_ arguments: [String], killAfter: Double?) throws -> [String] {
             let delay = Double.random(in: 0.02...0.25, using: &generator)
             let ids = try runChild(["add", path, password, String(run * 1_000_000)], killAfter: delay)
             acknowledged += ids.compactMap(Int.init)
-            let vault = try Vault.open(at: path)
-            try vault.unlock(password: secret(password))
-            // A child killed before its first add left no item at all (under load, 20 ms
-            // can pass before it opens the vault): nothing was acknowledged, nothing is missing.
-            let stored: [ItemResult]
-            do {
-                stored = try vault.copyMatching(
-                    query({ $0.service = "crash" }) {
-                        $0.matchLimit = .all
-                        $0.returnAttributes = true
-                    })
-            } catch VaultError.itemNotFound {
-                stored = []
-            }
-            let present = Set(stored.compactMap { $0.attributes?.account })
-            let missing = acknowledged.filter { !present.contains("item-\($0)") }
+            let missing = try missingItems(acknowledged, in: try Vault.open(at: path))
             #expect(missing.isEmpty, "run \(run): acknowledged but missing \(missing.prefix(5))")
             if !missing.isEmpty { break }
         }
@@ -116,6 +101,25 @@ func runChild(_ arguments: [String], killAfter: Double?) throws -> [String] {
         #expect(results.value.map(\.count) == [200, 200])
         #expect(try created.itemCount() == 400)
     }
+}
+
+/// The ids of `acknowledged` whose items ("crash", "item-<id>") the vault lacks, once unlocked.
+func missingItems(_ acknowledged: [Int], in vault: Vault) throws -> [Int] {
+    try vault.unlock(password: secret(password))
+    // A child killed before its first add left no item at all (under load, 20 ms
+    // can pass before it opens the vault): nothing was acknowledged, nothing is missing.
+    let stored: [ItemResult]
+    do {
+        stored = try vault.copyMatching(
+            query({ $0.service = "crash" }) {
+                $0.matchLimit = .all
+                $0.returnAttributes = true
+            })
+    } catch VaultError.itemNotFound {
+        stored = []
+    }
+    let present = Set(stored.compactMap { $0.attributes?.account })
+    return acknowledged.filter { !present.contains("item-\($0)") }
 }
 
 /// A value shared between threads of a test.

@@ -103,6 +103,12 @@ check "CreateItem calls sent at once: each answered with its own item; a refused
 refused: {-1: 'org.freedesktop.DBus.Error.Failed'}
 found: 24 locked: 0 same paths: True
 each reply names its own item: True" in_bus '/usr/bin/python3 $C burst 24'
+# GetSecret calls sent at once (libsecret's search --all sends one per item), read from
+# arcad together by arca-secretd: a write between two reads of one item still splits them.
+check "GetSecret calls sent at once: each its own secret; a SetSecret between two reads splits them" \
+"items: 24 each answered with its own secret: True
+GetSecret, SetSecret, GetSecret of one item: True b'set' b'changed'
+another client's session: org.freedesktop.Secret.Error.NoSession" in_bus '/usr/bin/python3 $C reads'
 check "ItemCreated for an item another client adds through arcad" "ItemCreated: {'origin': 'probe'}" \
     in_bus '/usr/bin/python3 $C listen $B/arcad-probe $S $U'
 

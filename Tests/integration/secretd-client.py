@@ -356,6 +356,54 @@ def prompt_unlock(b, attack):
     print("Locked after:", bool(obj(b, login).Get(COL, "Locked", dbus_interface=PROPS)))
 
 
+def reads():
+    """GetSecret calls sent at once by one client, on the items of `burst` (arca-secretd
+    reads them from arcad in one request): each answered with its own item's secret, in a
+    session of its own; a SetSecret sent between two GetSecret calls of one item splits
+    them (the first sees the old secret, the second the new); another client's session
+    fails alone with NoSession."""
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+    DBusGMainLoop(set_as_default=True)
+    b = dbus.SessionBus(private=True)
+    session = plain(b)
+    other = plain(bus())
+    found, _ = obj(b, BASE).SearchItems(attrs({"burst": "1"}), dbus_interface=SVC)
+    expected = {str(p): b"s" + str(obj(b, p).Get(ITEM, "Attributes", dbus_interface=PROPS)["n"]).encode()
+                for p in found}
+    first = str(sorted(found)[0])
+    calls = [(str(p), session) for p in found] + [(first, "set"), (first, session), (first, other)]
+    loop = GLib.MainLoop()
+    answers = {}
+
+    def send(k, path, session_):
+        def ok(value):
+            answers[k] = bytes(value[2])
+            if len(answers) == len(calls): loop.quit()
+
+        def failed(e):
+            answers[k] = e.get_dbus_name()
+            if len(answers) == len(calls): loop.quit()
+        if session_ == "set":
+            obj(b, path).SetSecret(secret(session, b"changed"), dbus_interface=ITEM,
+                                   reply_handler=lambda: ok([0, 0, b"set"]), error_handler=failed)
+        else:
+            obj(b, path).GetSecret(session_, dbus_interface=ITEM, reply_handler=ok, error_handler=failed)
+
+    for k, (path, session_) in enumerate(calls):
+        send(k, path, session_)
+    GLib.timeout_add(20000, loop.quit)
+    loop.run()
+    n = len(found)
+    own = sum(answers.get(k) == expected[path] for k, (path, _) in enumerate(calls[:n]))
+    print("items:", n, "each answered with its own secret:", own == n)
+    before = [path for path, _ in calls[:n]].index(first)
+    print("GetSecret, SetSecret, GetSecret of one item:", answers.get(before) == expected[first], answers.get(n),
+          answers.get(n + 1))
+    print("another client's session:", answers.get(n + 2))
+    obj(b, first).SetSecret(secret(session, expected[first]), dbus_interface=ITEM)
+
+
 if __name__ == "__main__":
     command, rest = sys.argv[1], sys.argv[2:]
     b = bus()
@@ -370,6 +418,7 @@ if __name__ == "__main__":
     elif command == "lockedprop": locked_property(b)
     elif command == "prompt": prompt_unlock(b, rest == ["attack"])
     elif command == "burst": burst(int(rest[0]))
+    elif command == "reads": reads()
     elif command == "label":
         print(obj(b, BASE + "/collection/login").Get(COL, "Label", dbus_interface=PROPS))
     elif command == "collocked":

@@ -220,10 +220,13 @@ final class BusConnection {
         return handled
     }
 
-    /// Waits until the bus or `wake` is readable, or sd-bus's own timeout passes; an
-    /// interrupted wait returns (the loop processes and waits again). The corresponding
-    /// C functions are `sd_bus_get_fd`, `sd_bus_get_events`, `sd_bus_get_timeout`, `poll`.
-    func wait(orReadable wake: FileDescriptor) throws(BusError) {
+    /// Waits until the bus or `wake` is readable, or sd-bus's own timeout passes, or
+    /// `limit` milliseconds (nil: no limit); an interrupted wait returns (the loop
+    /// processes and waits again). Returns false when it gave up after `limit` with
+    /// nothing to read. The corresponding C functions are `sd_bus_get_fd`,
+    /// `sd_bus_get_events`, `sd_bus_get_timeout`, `poll`.
+    @discardableResult
+    func wait(orReadable wake: FileDescriptor, limit: Int32? = nil) throws(BusError) -> Bool {
         let fd = try busCall("sd_bus_get_fd") { sd_bus_get_fd(bus) }
         let events = try busCall("sd_bus_get_events") { sd_bus_get_events(bus) }
         var timeout: UInt64 = 0
@@ -235,9 +238,15 @@ final class BusConnection {
             let nowMicros = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
             waitMilliseconds = timeout <= nowMicros ? 0 : Int32(min((timeout - nowMicros) / 1000 + 1, 60_000))
         }
+        var limited = false
+        if let limit, waitMilliseconds < 0 || limit < waitMilliseconds {
+            waitMilliseconds = limit
+            limited = true
+        }
         let watched = [(FileDescriptor(rawValue: fd), events: Int16(events)), (wake, events: Int16(POLLIN))]
         do {
-            _ = try FileDescriptor.poll(watched, milliseconds: waitMilliseconds)
+            let ready = try FileDescriptor.poll(watched, milliseconds: waitMilliseconds)
+            return !limited || ready.contains { $0 != 0 }
         } catch {
             throw BusError(call: "poll", errno: error, name: nil)
         }

@@ -29,6 +29,8 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 final class Database {
     private let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// The WAL hook's handler, kept alive as long as SQLite may call it.
+    private var walHook: WALHook?
 
     /// Opens `path`; with `create`, creates it if missing. The corresponding C function is `sqlite3_open_v2`.
     init(path: String, create: Bool) throws {
@@ -100,9 +102,45 @@ final class Database {
     /// The rowid of the last insert. The corresponding C function is `sqlite3_last_insert_rowid`.
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Calls `handler` after each commit with the number of frames in the WAL. This
+    /// replaces SQLite's own auto-checkpoint (itself a WAL hook), so the connection no
+    /// longer checkpoints on its own commits. The handler runs after the commit, with the
+    /// write lock released. The corresponding C function is `sqlite3_wal_hook`.
+    func onCommitToWAL(_ handler: @escaping (Int) -> Void) {
+        let box = WALHook(handler)
+        walHook = box
+        sqlite3_wal_hook(
+            handle,
+            { context, _, _, frames in
+                guard let context else { return SQLITE_OK }
+                Unmanaged<WALHook>.fromOpaque(context).takeUnretainedValue().handler(Int(frames))
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(box).toOpaque())
+    }
+
+    /// A PASSIVE checkpoint: copies as many WAL frames into the database file as no reader
+    /// still needs, without waiting for any lock (another checkpoint in progress → BUSY,
+    /// returned as nil). Returns the frames in the WAL and how many of them are now in the
+    /// file. The corresponding C function is `sqlite3_wal_checkpoint_v2`.
+    func checkpointPassive() throws -> (walFrames: Int, checkpointed: Int)? {
+        var log: Int32 = 0
+        var done: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &done)
+        if rc & 0xff == SQLITE_BUSY || rc & 0xff == SQLITE_LOCKED { return nil }
+        guard rc == SQLITE_OK else { throw error(rc) }
+        return (Int(log), Int(done))
+    }
+
     fileprivate func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
     }
+}
+
+/// The handler `sqlite3_wal_hook` calls back (through an unretained pointer: its
+/// `Database` holds it).
+private final class WALHook {
+    let handler: (Int) -> Void
+    init(_ handler: @escaping (Int) -> Void) { self.handler = handler }
 }
 
 /// A prepared statement owned by a `Database`'s cache.
