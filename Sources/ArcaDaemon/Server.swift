@@ -11,6 +11,13 @@ import Synchronization
 public protocol RequestHandling: Sendable {
     /// The reply to `request` from `peer`. May wipe secrets in `request`.
     func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply
+    /// The connection `peer.connection` closed: drop whatever was kept for it.
+    func connectionClosed(_ peer: PeerCredentials)
+}
+
+extension RequestHandling {
+    /// Nothing kept per connection.
+    public func connectionClosed(_ peer: PeerCredentials) {}
 }
 
 /// The socket front of arcad: accepts connections, reads frames, hands decoded
@@ -30,6 +37,7 @@ public final class Server: Sendable {
     private let maxConnections: Int
     private let connections = Mutex<[UInt32: Int]>([:])
     private let stopping = Atomic<Bool>(false)
+    private let connectionNumbers = Atomic<UInt64>(1)
     /// Connections root may hold at once.
     static let rootConnectionLimit = 1024
 
@@ -80,6 +88,7 @@ public final class Server: Sendable {
             // Only root (the login stack) opens sessions, and a session is bound to
             // the process that opened it: remember which process connected.
             if peer.isRoot { peer.startTime = ProcessHandle.startTime(of: peer.pid) }
+            peer.connection = connectionNumbers.wrappingAdd(1, ordering: .relaxed).oldValue
         } catch {
             Log.warning("connection refused: \(error)")
             close(fd)
@@ -104,6 +113,7 @@ public final class Server: Sendable {
             try Threads.detach { [self] in
                 converse(fd, peer: peer)
                 close(fd)
+                handler.connectionClosed(peer)
                 connections.withLock { counts in
                     counts[peer.uid, default: 1] -= 1
                     if counts[peer.uid] == 0 { counts[peer.uid] = nil }
