@@ -103,9 +103,13 @@ extension Daemon {
             var counts: [ImportOutcome: UInt32] = [:]
             do {
                 let empty = try SecretBytes(count: 0)
-                for body in bodies {
-                    let item = try PortableItem(encodedAttributes: body.attributes, secret: body.secret ?? empty)
-                    counts[try vault.importItem(item), default: 0] += 1
+                // One transaction: thousands of items cost one sync to disk, not one each, and an
+                // import that fails midway (a full vault) leaves the vault as it was.
+                try vault.batch {
+                    for body in bodies {
+                        let item = try PortableItem(encodedAttributes: body.attributes, secret: body.secret ?? empty)
+                        counts[try vault.importItem(item), default: 0] += 1
+                    }
                 }
             } catch {
                 throw HandlerError.vault(error)
