@@ -264,7 +264,7 @@ struct BackupTransferDaemonTests {
         var flipped = backup
         flipped[backup.count / 2] ^= 0x01
         let cases: [([UInt8], [UInt8], Int32, String)] = [
-            (Array(backup.prefix(backup.count / 2)), recovery, -26275, "malformed sync file: record: truncated"),
+            (Array(backup.prefix(backup.count / 2)), recovery, -26275, "malformed sync data: truncated record"),
             (flipped, recovery, -26275, ""),
             (backup, otherRecovery, -25293, "backup does not open: wrong key or passphrase, or the file was altered"),
         ]
