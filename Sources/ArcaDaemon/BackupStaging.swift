@@ -82,7 +82,7 @@ final class BackupStaging: Sendable {
                 bytes = []
             }
         } catch {
-            SecureWipe.zero(&bytes)
+            Self.wipeUsed(&bytes)
             throw error
         }
     }
@@ -100,7 +100,7 @@ final class BackupStaging: Sendable {
             slot.position = end
             slot.touched = Clock.monotonicSeconds()
             if end == slot.bytes.count {
-                SecureWipe.zero(&slot.bytes)
+                Self.wipeUsed(&slot.bytes)
                 slots[uid] = nil
             } else {
                 slots[uid] = slot
@@ -185,6 +185,6 @@ final class BackupStaging: Sendable {
 
     private static func remove(_ uid: UInt32, from slots: inout [UInt32: Slot]) {
         guard var slot = slots.removeValue(forKey: uid) else { return }
-        SecureWipe.zero(&slot.bytes)
+        Self.wipeUsed(&slot.bytes)
     }
 }

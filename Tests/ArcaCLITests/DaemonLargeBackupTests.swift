@@ -99,9 +99,13 @@ extension CLIAgainstArcadBinaryTests {
                     "truncated.backup", Self.passphrase,
                     Run(status: 1, stdout: "", stderr: "arca: import: damaged data (malformed sync data: truncated record)\n")
                 ),
-                ("flipped.backup", Self.passphrase, Run(status: 1, stdout: "", stderr: "arca: import: wrong password\n")),
                 ("arca.backup", "not the passphrase\n", Run(status: 1, stdout: "", stderr: "arca: import: wrong password\n")),
             ]
+            // A byte flipped inside a record: its signature or AEAD fails (the exact words name the check).
+            let altered = try arcaFresh(["import", "--from", home + "/flipped.backup"], stdin: Self.passphrase)
+            #expect(altered.status == 1 && altered.stdout.isEmpty, "\(altered)")
+            #expect(altered.stderr.hasPrefix("arca: import: damaged data ("), "\(altered)")
+            #expect(try Self.itemCount(fresh.socket, uid: arcad.owner.uid) == 0)
             for (name, stdin, expected) in refused {
                 let result = try arcaFresh(["import", "--from", home + "/" + name], stdin: stdin)
                 #expect(result == expected, "\(name): \(result)")
