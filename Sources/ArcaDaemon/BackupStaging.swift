@@ -94,7 +94,9 @@ final class BackupStaging: Sendable {
             guard var slot = slots[uid], slot.connection == connection, slot.direction == .export else {
                 throw .nothingStaged(.export)
             }
-            guard offset == UInt64(slot.position) else { throw .outOfOrder(expected: UInt64(slot.position), got: offset) }
+            guard offset == UInt64(slot.position) else {
+                throw .outOfOrder(expected: UInt64(slot.position), got: offset)
+            }
             let end = min(slot.bytes.count, slot.position + ProtocolLimits.maximumBackupChunkLength)
             let piece = Array(slot.bytes[slot.position..<end])
             slot.position = end

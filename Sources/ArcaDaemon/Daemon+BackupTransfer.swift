@@ -23,7 +23,8 @@ extension Daemon {
 
     func readExport(uid: UInt32, offset: UInt64, peer: PeerCredentials) throws(HandlerError) -> Reply {
         try authorize(peer, for: uid)
-        do { return .backupChunk(try staging.readExport(uid: uid, connection: peer.connection, offset: offset)) } catch {
+        do { return .backupChunk(try staging.readExport(uid: uid, connection: peer.connection, offset: offset)) } catch
+        {
             throw Self.stagingError(error)
         }
     }

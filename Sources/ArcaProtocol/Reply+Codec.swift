@@ -161,7 +161,8 @@ extension Reply {
         case .syncStatusReply: return .syncStatus(try r.syncStatus())
         case .syncConflictsReply: return .syncConflicts(try r.syncConflicts())
         case .backupStaged: return .backupStaged(length: try r.stagedLength())
-        case .backupChunk: return .backupChunk(try r.bytes(field: "chunk", limit: ProtocolLimits.maximumBackupChunkLength))
+        case .backupChunk:
+            return .backupChunk(try r.bytes(field: "chunk", limit: ProtocolLimits.maximumBackupChunkLength))
         case .backupReceived: return .backupReceived(length: try r.stagedLength())
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,

@@ -57,8 +57,9 @@ struct BackupTransferDaemonTests {
     func pull(_ t: TestDaemon, _ uid: UInt32, on connection: UInt64, length: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         while UInt64(out.count) < length {
-            guard case .backupChunk(let piece) = send(
-                t, .readExport(uid: uid, offset: UInt64(out.count)), as: uid, on: connection), !piece.isEmpty
+            guard
+                case .backupChunk(let piece) = send(
+                    t, .readExport(uid: uid, offset: UInt64(out.count)), as: uid, on: connection), !piece.isEmpty
             else {
                 Issue.record("export read stopped at \(out.count)")
                 return out
@@ -75,7 +76,9 @@ struct BackupTransferDaemonTests {
         while offset < bytes.count {
             let end = min(bytes.count, offset + Self.chunk)
             let reply = send(
-                t, .stageImport(uid: uid, total: UInt64(bytes.count), offset: UInt64(offset), chunk: Array(bytes[offset..<end])),
+                t,
+                .stageImport(
+                    uid: uid, total: UInt64(bytes.count), offset: UInt64(offset), chunk: Array(bytes[offset..<end])),
                 as: uid, on: connection)
             #expect(reply == .backupReceived(length: UInt64(end)))
             offset = end
@@ -92,8 +95,9 @@ struct BackupTransferDaemonTests {
         let single = source.send(.exportItems(uid: alice, secret: Self.pass, passphrase: true), as: alice)
         #expect(status(single) == -50)
         #expect(message(single)?.contains("one request carries at most 2088880: export in chunks") == true, "\(single)")
-        guard case .backupStaged(let length) = send(
-            source, .stageExport(uid: alice, secret: Self.pass, passphrase: true), as: alice, on: 7)
+        guard
+            case .backupStaged(let length) = send(
+                source, .stageExport(uid: alice, secret: Self.pass, passphrase: true), as: alice, on: 7)
         else {
             Issue.record("no staged export")
             return
@@ -131,15 +135,17 @@ struct BackupTransferDaemonTests {
         _ = try enrolled(t, alice)
         _ = try enrolled(t, mallory, "mallory")
         fill(t, alice, count: 3)
-        guard case .backupStaged(let length) = send(
-            t, .stageExport(uid: alice, secret: Self.pass, passphrase: true), as: alice, on: 1)
+        guard
+            case .backupStaged(let length) = send(
+                t, .stageExport(uid: alice, secret: Self.pass, passphrase: true), as: alice, on: 1)
         else {
             Issue.record("no staged export")
             return
         }
         // Another user naming alice: not allowed, whatever the connection.
         #expect(status(send(t, .readExport(uid: alice, offset: 0), as: mallory, on: 1)) == -34018)
-        #expect(status(send(t, .stageImport(uid: alice, total: 9, offset: 0, chunk: [1]), as: mallory, on: 1)) == -34018)
+        #expect(
+            status(send(t, .stageImport(uid: alice, total: 9, offset: 0, chunk: [1]), as: mallory, on: 1)) == -34018)
         #expect(status(send(t, .importStaged(uid: alice, secret: Self.pass), as: mallory, on: 1)) == -34018)
         // Mallory's own uid has no staging: alice's is not reachable through it either.
         #expect(
@@ -154,7 +160,8 @@ struct BackupTransferDaemonTests {
         #expect(
             message(busy)
                 == "another connection is exporting or importing a backup of this vault; try again later")
-        #expect(status(send(t, .stageExport(uid: alice, secret: Self.pass, passphrase: true), as: alice, on: 2)) == -25291)
+        #expect(
+            status(send(t, .stageExport(uid: alice, secret: Self.pass, passphrase: true), as: alice, on: 2)) == -25291)
         #expect(
             message(send(t, .stageImport(uid: alice, total: 9, offset: 1, chunk: [1]), as: alice, on: 2))
                 == "no backup import staged on this connection")
@@ -162,7 +169,12 @@ struct BackupTransferDaemonTests {
         #expect(pull(t, alice, on: 1, length: length).count == Int(length))
         push(t, alice, on: 1, [1, 2, 3])
         #expect(t.daemon.staging.reservedBytes == 3)
-        t.daemon.connectionClosed({ var p = PeerCredentials(pid: 1, uid: alice, gid: alice); p.connection = 1; return p }())
+        t.daemon.connectionClosed(
+            {
+                var p = PeerCredentials(pid: 1, uid: alice, gid: alice)
+                p.connection = 1
+                return p
+            }())
         #expect(t.daemon.staging.reservedBytes == 0)
         #expect(
             message(send(t, .importStaged(uid: alice, secret: Self.pass), as: alice, on: 1))
@@ -175,7 +187,9 @@ struct BackupTransferDaemonTests {
         defer { t.cleanUp() }
         _ = try enrolled(t, alice)
         let a = alice
-        #expect(send(t, .stageImport(uid: a, total: 10, offset: 0, chunk: [0, 1, 2, 3]), as: a, on: 1) == .backupReceived(length: 4))
+        #expect(
+            send(t, .stageImport(uid: a, total: 10, offset: 0, chunk: [0, 1, 2, 3]), as: a, on: 1)
+                == .backupReceived(length: 4))
         // A gap, an overlap, the same piece again, another total.
         #expect(
             message(send(t, .stageImport(uid: a, total: 10, offset: 6, chunk: [6]), as: a, on: 1))
@@ -193,7 +207,9 @@ struct BackupTransferDaemonTests {
         let early = send(t, .importStaged(uid: a, secret: Self.pass), as: a, on: 1)
         #expect(status(early) == -50)
         #expect(message(early) == "the backup is incomplete: 4 of 10 bytes arrived")
-        #expect(send(t, .stageImport(uid: a, total: 10, offset: 4, chunk: [4, 5]), as: a, on: 1) == .backupReceived(length: 6))
+        #expect(
+            send(t, .stageImport(uid: a, total: 10, offset: 4, chunk: [4, 5]), as: a, on: 1)
+                == .backupReceived(length: 6))
         // Bigger than the per-user cap: refused before anything is kept.
         let huge = send(t, .stageImport(uid: a, total: 256 << 20 + 1, offset: 0, chunk: [1]), as: a, on: 1)
         #expect(message(huge) == "the backup is 268435457 bytes; arcad stages at most 256 MiB per user")
@@ -212,7 +228,8 @@ struct BackupTransferDaemonTests {
         // Root stages for many uids at once (each its own connection): the third 4 MiB staging
         // would pass the 10 MiB total.
         for (index, uid) in [alice, alice + 10, alice + 11].enumerated() {
-            let reply = send(t, .stageImport(uid: uid, total: 4 << 20, offset: 0, chunk: piece), as: 0, on: 100 + UInt64(index))
+            let reply = send(
+                t, .stageImport(uid: uid, total: 4 << 20, offset: 0, chunk: piece), as: 0, on: 100 + UInt64(index))
             if index < 2 {
                 #expect(reply == .backupReceived(length: UInt64(Self.chunk)))
             } else {
@@ -227,14 +244,21 @@ struct BackupTransferDaemonTests {
         // A staging fed to the end can take no byte more (the codec refuses a piece past the end,
         // and the staging checks again).
         for k in 1..<4 {
-            _ = send(t, .stageImport(uid: alice, total: 4 << 20, offset: UInt64(k * Self.chunk), chunk: piece), as: 0, on: 100)
+            _ = send(
+                t, .stageImport(uid: alice, total: 4 << 20, offset: UInt64(k * Self.chunk), chunk: piece), as: 0,
+                on: 100)
         }
         #expect(
             (try? t.daemon.staging.stageImport(uid: alice, connection: 100, total: 4 << 20, offset: 4 << 20, chunk: [1]))
                 == nil)
         #expect(t.daemon.staging.reservedBytes == 8 << 20)
         for c in [UInt64(100), 101] {
-            t.daemon.connectionClosed({ var p = PeerCredentials(pid: 1, uid: 0, gid: 0); p.connection = c; return p }())
+            t.daemon.connectionClosed(
+                {
+                    var p = PeerCredentials(pid: 1, uid: 0, gid: 0)
+                    p.connection = c
+                    return p
+                }())
         }
         #expect(t.daemon.staging.reservedBytes == 0)
     }
@@ -256,7 +280,9 @@ struct BackupTransferDaemonTests {
         let target = try TestDaemon()
         defer { target.cleanUp() }
         let targetKey = try enrolled(target, alice, "another password")
-        guard case .recoveryKey(let otherRecovery) = target.send(.rotateRecoveryKey(uid: alice, key: targetKey), as: alice)
+        guard
+            case .recoveryKey(let otherRecovery) = target.send(
+                .rotateRecoveryKey(uid: alice, key: targetKey), as: alice)
         else {
             Issue.record("no recovery key")
             return

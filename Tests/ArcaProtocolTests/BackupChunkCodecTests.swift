@@ -34,12 +34,15 @@ struct BackupChunkCodecTests {
         #expect(
             decodeRequest(Self.stageImport(total: 4 << 20, offset: 0, chunk: tooLong))
                 == .failure(.fieldTooLong(field: "chunk", length: 1_048_577, limit: 1_048_576)))
-        #expect(decodeRequest(Self.stageImport(total: 0, offset: 0, chunk: [])) == .failure(.invalidValue(field: "total")))
+        #expect(
+            decodeRequest(Self.stageImport(total: 0, offset: 0, chunk: [])) == .failure(.invalidValue(field: "total")))
         #expect(
             decodeRequest(Self.stageImport(total: (1 << 40) + 1, offset: 0, chunk: [1]))
                 == .failure(.invalidValue(field: "total")))
         // Starting at or past the end, or running past it (overlap with nothing: out of range).
-        #expect(decodeRequest(Self.stageImport(total: 4, offset: 4, chunk: [1])) == .failure(.invalidValue(field: "offset")))
+        #expect(
+            decodeRequest(Self.stageImport(total: 4, offset: 4, chunk: [1])) == .failure(.invalidValue(field: "offset"))
+        )
         #expect(
             decodeRequest(Self.stageImport(total: 4, offset: 2, chunk: [1, 2, 3]))
                 == .failure(.invalidValue(field: "offset")))

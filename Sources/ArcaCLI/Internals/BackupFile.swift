@@ -95,7 +95,9 @@ enum BackupFile {
 
         init(path: String) throws(Failure) {
             self.path = path
-            do { fd = try FileDescriptor.open(path, O_RDONLY) } catch { throw Failure(message: "\(path): " + BackupFile.text(error)) }
+            do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
+                throw Failure(message: "\(path): " + BackupFile.text(error))
+            }
             var status = stat()
             guard fstat(fd.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
                 fd.close()
