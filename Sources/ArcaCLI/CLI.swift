@@ -65,6 +65,9 @@ struct Context {
     let uid: UInt32
     let input: SecretInput
     private var client: ArcadClient?
+    /// How long a reply may take, set before the first request (sealing or merging a large
+    /// backup takes longer than the usual few seconds).
+    var timeoutMilliseconds = 5_000
 
     init(socketPath: String, uid: UInt32, input: SecretInput) {
         self.socketPath = socketPath
@@ -79,7 +82,7 @@ struct Context {
         if let client {
             connection = client
         } else {
-            do { connection = try ArcadClient(path: socketPath) } catch {
+            do { connection = try ArcadClient(path: socketPath, timeoutMilliseconds: timeoutMilliseconds) } catch {
                 throw CLIError.request(error, what: what)
             }
             client = connection

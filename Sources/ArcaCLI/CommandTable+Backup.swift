@@ -4,9 +4,11 @@ extension CommandTable {
     /// The backup verbs, each a row with its own handler.
     static let backupVerbs: [VerbSpec] = [
         VerbSpec(
-            "export", "write an encrypted backup of every item except ThisDeviceOnly ones",
+            "export",
+            "write an encrypted backup of every item except ThisDeviceOnly ones (up to 256 MiB per user)",
             options: [
-                OptionSpec(.to, .value("FILE"), "the new backup file (never overwritten; mode 0600)"),
+                OptionSpec(
+                    .to, .value("FILE"), "the new backup file (never overwritten; mode 0600; appears only when complete)"),
                 OptionSpec(.passphrase, "seal to a passphrase read from stdin instead of the recovery key"),
             ]
         ) { parsed throws(UsageError) in

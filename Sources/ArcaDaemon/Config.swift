@@ -55,6 +55,11 @@ public struct DaemonConfig: Equatable, Sendable {
     /// when it comes back it resyncs from a snapshot, its unseen edits of collected items
     /// becoming conflict siblings.
     public var syncHorizonDays = 30
+    /// The largest backup one user may stage in arcad's memory for `arca export`/`import`
+    /// (a backup moves in chunks; arcad never opens the user's file).
+    public var backupStagingBytes = 256 << 20
+    /// The most every user's staged backups may hold together.
+    public var backupStagingTotalBytes = 512 << 20
 
     public init() {}
 

@@ -18,6 +18,8 @@ extension Daemon {
         case .exportItems(let uid, _, let passphrase):
             // Sealed to the recovery key, an export checks it against the vault: a guess.
             return passphrase ? nil : uid
+        case .stageExport(let uid, _, let passphrase):
+            return passphrase ? nil : uid
         case .syncRecover(let uid, _, _):
             // A recovery key tried against the recovery seals: a guess.
             return uid
@@ -26,7 +28,7 @@ extension Daemon {
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
             .waitEvents, .searchAttributeReferences, .collectionSettings,
             .importItems, .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus,
-            .syncConflicts, .syncResolve:
+            .syncConflicts, .syncResolve, .readExport, .stageImport, .importStaged:
             // passwordReset checks whether the vault already opens with the new key:
             // a root-only bookkeeping step, not a guess.
             return nil

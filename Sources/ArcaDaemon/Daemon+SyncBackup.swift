@@ -12,6 +12,21 @@ extension Daemon {
     func exportItems(uid: UInt32, secret: SecretBytes, passphrase: Bool, peer: PeerCredentials)
         throws(HandlerError) -> Reply
     {
+        var bytes = try sealBackup(uid: uid, secret: secret, passphrase: passphrase, peer: peer)
+        guard bytes.count <= ProtocolLimits.maximumBackupLength else {
+            SecureWipe.zero(&bytes)
+            throw .param(
+                "the backup would be \(bytes.count) bytes; one request carries at most "
+                    + "\(ProtocolLimits.maximumBackupLength): export in chunks (stageExport)")
+        }
+        return .backup(bytes)
+    }
+
+    /// The user's backup, sealed as `secret` says (a recovery key, checked against the vault, or a
+    /// passphrase): the one export path of the single-frame and the chunked requests.
+    func sealBackup(uid: UInt32, secret: SecretBytes, passphrase: Bool, peer: PeerCredentials)
+        throws(HandlerError) -> [UInt8]
+    {
         try authorize(peer, for: uid)
         let seal: BackupSeal
         var recovery: RecoveryKey?
@@ -31,7 +46,7 @@ extension Daemon {
         }
         // A passphrase costs an Argon2id derivation: in this uid's turn, like an unlock.
         guard passphrase else { return try export(uid: uid, seal: seal, checking: recovery) }
-        return try derivations.run(uid: uid) { () throws(HandlerError) -> Reply in
+        return try derivations.run(uid: uid) { () throws(HandlerError) -> [UInt8] in
             try export(uid: uid, seal: seal, checking: nil)
         }
     }
@@ -45,9 +60,9 @@ extension Daemon {
         .param, "this vault has no recovery key; run 'arca recovery --rotate' or export with --passphrase")
 
     private func export(uid: UInt32, seal: BackupSeal, checking recovery: RecoveryKey?) throws(HandlerError)
-        -> Reply
+        -> [UInt8]
     {
-        try context(uid).withLock { state throws(HandlerError) -> Reply in
+        try context(uid).withLock { state throws(HandlerError) -> [UInt8] in
             let vault = try requireVault(of: state)
             if let recovery {
                 guard vault.hasRecoveryKey else { throw Self.noRecoveryKey }
@@ -68,13 +83,8 @@ extension Daemon {
             } catch {
                 throw Self.syncError(error)
             }
-            guard bytes.count <= ProtocolLimits.maximumBackupLength else {
-                throw .param(
-                    "the backup would be \(bytes.count) bytes; one request carries at most "
-                        + "\(ProtocolLimits.maximumBackupLength)")
-            }
             Log.info("uid \(uid): \(items.count) items exported to a backup")
-            return .backup(bytes)
+            return bytes
         }
     }
 
@@ -94,15 +104,18 @@ extension Daemon {
             var changes: [ItemChange] = []
             do {
                 let empty = try SecretBytes(count: 0)
-                for body in bodies {
-                    let item = try PortableItem(encodedAttributes: body.attributes, secret: body.secret ?? empty)
-                    let imported = try vault.importItemReporting(item)
-                    counts[imported.outcome, default: 0] += 1
-                    if let change = imported.change { changes.append(change) }
+                // One transaction: thousands of items cost one sync to disk, not one each, and an
+                // import that fails midway (a full vault) leaves the vault as it was.
+                try vault.batch {
+                    for body in bodies {
+                        let item = try PortableItem(encodedAttributes: body.attributes, secret: body.secret ?? empty)
+                        let imported = try vault.importItemReporting(item)
+                        counts[imported.outcome, default: 0] += 1
+                        if let change = imported.change { changes.append(change) }
+                    }
                 }
             } catch {
-                // The items restored before the failure stay in the vault: the kernel shows them too.
-                try reflect(changes, state: state, vault: vault)
+                // The transaction rolled back: nothing changed in the vault, so nothing in the kernel.
                 throw HandlerError.vault(error)
             }
             let changed = (counts[.added] ?? 0) + (counts[.replaced] ?? 0)

@@ -30,7 +30,8 @@ extension Daemon {
             guard case .user(let uid) = vault, reachesSynchronizable(query) else { return nil }
             return uid
         case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
-            .importItems(let uid, _, _), .lock(let uid, _), .syncInit(let uid), .syncRecover(let uid, _, _):
+            .importItems(let uid, _, _), .importStaged(let uid, _),
+            .lock(let uid, _), .syncInit(let uid), .syncRecover(let uid, _, _):
             return uid
         case .lockAll:
             return nil  // every user: see syncAfter
@@ -43,7 +44,7 @@ extension Daemon {
             .passwordReset, .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants,
             .searchAttributeItems, .getAttributeItems, .waitEvents, .searchAttributeReferences, .collectionSettings,
             .confirmCandidate, .exportItems, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove,
-            .syncStatus, .syncConflicts, .syncResolve:
+            .syncStatus, .syncConflicts, .syncResolve, .stageExport, .readExport, .stageImport:
             // syncJoin: the first records are sealed once the approval arrives.
             return nil
         }

@@ -30,6 +30,8 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     let system: SystemContext
     /// Per-user event streams (lock changes, item changes) for `arca-secretd`.
     let events = EventHub()
+    /// Backups moving in chunks between arcad and `arca export`/`import`.
+    let staging: BackupStaging
 
     /// The most Argon2id passes a vault may ask for.
     static let maximumOpsLimit: UInt64 = 32
@@ -43,6 +45,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     /// A daemon over `config.stateDirectory`, publishing to `kernel`.
     public init(config: DaemonConfig, kernel: (any KernelPublishing)? = nil) throws {
         self.config = config
+        staging = BackupStaging(perUserLimit: config.backupStagingBytes, totalLimit: config.backupStagingTotalBytes)
         self.kernel = kernel ?? KernelKeyring(budget: config.kernelBudget, stateDirectory: config.stateDirectory)
         try StateDirectory.prepare(config.stateDirectory)
         let host = try StateDirectory.hostSecret(in: config.stateDirectory)
@@ -188,6 +191,14 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try syncInit(uid: uid, peer: peer)
         case .syncRecover(let uid, let files, let secret):
             return try syncRecover(uid: uid, files: files, secret: try secretCopy(secret), peer: peer)
+        case .stageExport(let uid, let secret, let passphrase):
+            return try stageExport(uid: uid, secret: try secretCopy(secret), passphrase: passphrase, peer: peer)
+        case .readExport(let uid, let offset):
+            return try readExport(uid: uid, offset: offset, peer: peer)
+        case .stageImport(let uid, let total, let offset, let chunk):
+            return try stageImport(uid: uid, total: total, offset: offset, chunk: chunk, peer: peer)
+        case .importStaged(let uid, let secret):
+            return try importStaged(uid: uid, secret: try secretCopy(secret), peer: peer)
         case .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus, .syncConflicts, .syncResolve:
             return try syncRequest(request, peer: peer)
         }

@@ -11,6 +11,13 @@ import Synchronization
 public protocol RequestHandling: Sendable {
     /// The reply to `request` from `peer`. May wipe secrets in `request`.
     func handle(_ request: inout Request, from peer: PeerCredentials) -> Reply
+    /// The connection `peer.connection` closed: drop whatever was kept for it.
+    func connectionClosed(_ peer: PeerCredentials)
+}
+
+extension RequestHandling {
+    /// Nothing kept per connection.
+    public func connectionClosed(_ peer: PeerCredentials) {}
 }
 
 /// The socket front of arcad: accepts connections, reads frames, hands decoded
@@ -31,6 +38,7 @@ public final class Server: Sendable {
     private let connections = Mutex<[UInt32: Int]>([:])
     private let stopping = Atomic<Bool>(false)
     private let workers = ConnectionWorkers()
+    private let connectionNumbers = Atomic<UInt64>(1)
     /// Connections root may hold at once.
     static let rootConnectionLimit = 1024
 
@@ -82,6 +90,7 @@ public final class Server: Sendable {
             // Only root (the login stack) opens sessions, and a session is bound to
             // the process that opened it: remember which process connected.
             if peer.isRoot { peer.startTime = ProcessHandle.startTime(of: peer.pid) }
+            peer.connection = connectionNumbers.wrappingAdd(1, ordering: .relaxed).oldValue
         } catch {
             Log.warning("connection refused: \(error)")
             close(fd)
@@ -106,6 +115,7 @@ public final class Server: Sendable {
             try workers.run { [self] in
                 converse(fd, peer: peer)
                 close(fd)
+                handler.connectionClosed(peer)
                 connections.withLock { counts in
                     counts[peer.uid, default: 1] -= 1
                     if counts[peer.uid] == 0 { counts[peer.uid] = nil }

@@ -90,6 +90,14 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case syncResolve = 0x003A
     /// ``Request/syncRecover(uid:files:secret:)``.
     case syncRecover = 0x003D
+    /// ``Request/stageExport(uid:secret:passphrase:)``.
+    case stageExport = 0x003E
+    /// ``Request/readExport(uid:offset:)``.
+    case readExport = 0x003F
+    /// ``Request/stageImport(uid:total:offset:chunk:)``.
+    case stageImport = 0x0040
+    /// ``Request/importStaged(uid:secret:)``.
+    case importStaged = 0x0041
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -135,6 +143,12 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case syncStatusReply = 0x8027
     /// ``Reply/syncConflicts(_:)``.
     case syncConflictsReply = 0x8028
+    /// ``Reply/backupStaged(length:)``.
+    case backupStaged = 0x8029
+    /// ``Reply/backupChunk(_:)``.
+    case backupChunk = 0x802A
+    /// ``Reply/backupReceived(length:)``.
+    case backupReceived = 0x802B
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

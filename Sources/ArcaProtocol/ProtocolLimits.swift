@@ -15,6 +15,12 @@ public enum ProtocolLimits {
     /// Largest backup file carried in one frame (`arca export`/`import`): what fits beside a
     /// passphrase in the largest body.
     public static let maximumBackupLength = maximumBodyLength - 2 * maximumPasswordLength - 64
+    /// Largest piece of a backup in one request or reply (``Request/stageImport(uid:total:offset:chunk:)``,
+    /// ``Reply/backupChunk(_:)``): 1 MiB, so a chunk and its header always fit in one frame.
+    public static let maximumBackupChunkLength = 1 << 20
+    /// Largest backup moved in chunks: what the 64-bit offsets of the chunk requests allow. arcad's own
+    /// staging cap (256 MiB per user) is far below it.
+    public static let maximumStagedBackupLength: UInt64 = 1 << 40
     /// Largest string attribute (service, account, label, …).
     public static let maximumStringLength = 16 << 10
     /// Largest bytes attribute (`generic`).

@@ -73,6 +73,11 @@ extension Reply {
             try w.syncStrings(removal.seenItems, field: "seenItems")
         case .syncStatus(let status): try w.syncStatus(status)
         case .syncConflicts(let conflicts): try w.syncConflicts(conflicts)
+        case .backupStaged(let length), .backupReceived(let length):
+            guard length <= ProtocolLimits.maximumStagedBackupLength else { throw .invalidValue(field: "length") }
+            w.u64(length)
+        case .backupChunk(let bytes):
+            try w.bytes(bytes, field: "chunk", limit: ProtocolLimits.maximumBackupChunkLength)
         }
     }
 
@@ -155,15 +160,28 @@ extension Reply {
             return .syncRemoval(SyncRemoval(epoch: try r.u32(), seenItems: try r.syncStrings(field: "seenItems")))
         case .syncStatusReply: return .syncStatus(try r.syncStatus())
         case .syncConflictsReply: return .syncConflicts(try r.syncConflicts())
+        case .backupStaged: return .backupStaged(length: try r.stagedLength())
+        case .backupChunk:
+            return .backupChunk(try r.bytes(field: "chunk", limit: ProtocolLimits.maximumBackupChunkLength))
+        case .backupReceived: return .backupReceived(length: try r.stagedLength())
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
             .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
             .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems, .importItems,
             .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus, .syncConflicts,
-            .syncResolve, .syncRecover:
+            .syncResolve, .syncRecover, .stageExport, .readExport, .stageImport, .importStaged:
             throw .unexpectedKind(kind)
         }
+    }
+}
+
+extension WireReader {
+    /// A staged backup's length, within ``ProtocolLimits/maximumStagedBackupLength``.
+    mutating func stagedLength() throws(ProtocolError) -> UInt64 {
+        let length = try u64()
+        guard length <= ProtocolLimits.maximumStagedBackupLength else { throw .invalidValue(field: "length") }
+        return length
     }
 }
 

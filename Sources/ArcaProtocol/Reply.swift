@@ -56,6 +56,12 @@ public enum Reply: Sendable, Hashable {
     case syncStatus(SyncStatus)
     /// Answer to ``Request/syncConflicts(uid:)``.
     case syncConflicts([SyncConflict])
+    /// Answer to ``Request/stageExport(uid:secret:passphrase:)``: the staged backup's length in bytes.
+    case backupStaged(length: UInt64)
+    /// Answer to ``Request/readExport(uid:offset:)``: the next piece of the staged backup (ciphertext).
+    case backupChunk([UInt8])
+    /// Answer to ``Request/stageImport(uid:total:offset:chunk:)``: the bytes staged so far.
+    case backupReceived(length: UInt64)
 
     /// The header kind of this reply.
     public var kind: MessageKind {
@@ -82,6 +88,9 @@ public enum Reply: Sendable, Hashable {
         case .syncRemoval: return .syncRemoval
         case .syncStatus: return .syncStatusReply
         case .syncConflicts: return .syncConflictsReply
+        case .backupStaged: return .backupStaged
+        case .backupChunk: return .backupChunk
+        case .backupReceived: return .backupReceived
         }
     }
 }

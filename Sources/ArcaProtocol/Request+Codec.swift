@@ -147,7 +147,31 @@ extension Request {
             w.u32(uid)
             try w.syncFiles(files)
             try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
+        case .stageExport(let uid, let secret, let passphrase):
+            w.u32(uid)
+            try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
+            w.bool(passphrase)
+        case .readExport(let uid, let offset):
+            guard offset <= ProtocolLimits.maximumStagedBackupLength else { throw .invalidValue(field: "offset") }
+            w.u32(uid)
+            w.u64(offset)
+        case .stageImport(let uid, let total, let offset, let chunk):
+            try Self.checkStagedRange(total: total, offset: offset, count: chunk.count)
+            w.u32(uid)
+            w.u64(total)
+            w.u64(offset)
+            try w.bytes(chunk, field: "chunk", limit: ProtocolLimits.maximumBackupChunkLength)
+        case .importStaged(let uid, let secret):
+            w.u32(uid)
+            try w.bytes(secret, field: "secret", limit: ProtocolLimits.maximumPasswordLength)
         }
+    }
+
+    /// A staged piece lies inside its backup, which is not empty and not past the offsets' range:
+    /// both sides check it, so a frame one side writes the other accepts.
+    static func checkStagedRange(total: UInt64, offset: UInt64, count: Int) throws(ProtocolError) {
+        guard total > 0, total <= ProtocolLimits.maximumStagedBackupLength else { throw .invalidValue(field: "total") }
+        guard offset < total, UInt64(count) <= total - offset else { throw .invalidValue(field: "offset") }
     }
 
     /// Reads the body of a request of `kind`; the caller checks that nothing trails.
@@ -289,10 +313,29 @@ extension Request {
             return .syncRecover(
                 uid: try r.u32(), files: try r.syncFiles(),
                 secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
+        case .stageExport:
+            return .stageExport(
+                uid: try r.u32(), secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength),
+                passphrase: try r.bool(field: "passphrase"))
+        case .readExport:
+            let uid = try r.u32()
+            let offset = try r.u64()
+            guard offset <= ProtocolLimits.maximumStagedBackupLength else { throw .invalidValue(field: "offset") }
+            return .readExport(uid: uid, offset: offset)
+        case .stageImport:
+            let uid = try r.u32()
+            let total = try r.u64()
+            let offset = try r.u64()
+            let chunk = try r.bytes(field: "chunk", limit: ProtocolLimits.maximumBackupChunkLength)
+            try checkStagedRange(total: total, offset: offset, count: chunk.count)
+            return .stageImport(uid: uid, total: total, offset: offset, chunk: chunk)
+        case .importStaged:
+            return .importStaged(
+                uid: try r.u32(), secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
         case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
             .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary,
             .syncDevice, .syncApproval, .syncOutbox, .syncPushResult, .syncRemoval, .syncStatusReply,
-            .syncConflictsReply:
+            .syncConflictsReply, .backupStaged, .backupChunk, .backupReceived:
             throw .unexpectedKind(kind)
         }
     }

@@ -129,6 +129,22 @@ public enum Request: Sendable, Hashable {
     /// the synced folder) and the circle is taken over by a new device identity here, the old
     /// devices removed after their last head among `files`. Replied with ``Reply/syncDevice(id:)``.
     case syncRecover(uid: UInt32, files: [SyncFile], secret: [UInt8])
+    /// Like ``exportItems(uid:secret:passphrase:)``, for a backup of any size: arcad seals it and
+    /// keeps it for this connection only, which then reads it with ``readExport(uid:offset:)``.
+    /// Replied with ``Reply/backupStaged(length:)``. Closing the connection drops it.
+    case stageExport(uid: UInt32, secret: [UInt8], passphrase: Bool)
+    /// The next piece (at most ``ProtocolLimits/maximumBackupChunkLength`` bytes) of the backup this
+    /// connection staged: `offset` must be where the previous piece ended. Replied with
+    /// ``Reply/backupChunk(_:)``; the last piece drops the staged copy.
+    case readExport(uid: UInt32, offset: UInt64)
+    /// A piece of a backup file for ``importStaged(uid:secret:)``: `total` is the whole file's length,
+    /// `offset` where this piece starts (0 starts a new staging, then each piece must follow the
+    /// previous one exactly). Replied with ``Reply/backupReceived(length:)``.
+    case stageImport(uid: UInt32, total: UInt64, offset: UInt64, chunk: [UInt8])
+    /// Merges the backup this connection staged with ``stageImport(uid:total:offset:chunk:)``, once
+    /// complete, exactly as ``importItems(uid:backup:secret:)``. Replied with
+    /// ``Reply/importSummary(added:replaced:unchanged:)``.
+    case importStaged(uid: UInt32, secret: [UInt8])
 
     /// The header kind of this request.
     public var kind: MessageKind {
@@ -175,6 +191,10 @@ public enum Request: Sendable, Hashable {
         case .syncStatus: return .syncStatus
         case .syncConflicts: return .syncConflicts
         case .syncResolve: return .syncResolve
+        case .stageExport: return .stageExport
+        case .readExport: return .readExport
+        case .stageImport: return .stageImport
+        case .importStaged: return .importStaged
         case .syncRecover: return .syncRecover
         }
     }

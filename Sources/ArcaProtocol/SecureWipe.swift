@@ -67,7 +67,7 @@ extension Request {
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
             .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
             .searchAttributeReferences, .collectionSettings, .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush,
-            .syncRemove, .syncStatus, .syncConflicts, .syncResolve:
+            .syncRemove, .syncStatus, .syncConflicts, .syncResolve, .readExport, .stageImport:
             return
         case .addAttributeItem(var add):
             self = .lockAll
@@ -144,6 +144,14 @@ extension Request {
             self = .lockAll
             SecureWipe.zero(&secret)
             self = .syncRecover(uid: uid, files: files, secret: secret)
+        case .stageExport(let uid, var secret, let passphrase):
+            self = .lockAll
+            SecureWipe.zero(&secret)
+            self = .stageExport(uid: uid, secret: secret, passphrase: passphrase)
+        case .importStaged(let uid, var secret):
+            self = .lockAll
+            SecureWipe.zero(&secret)
+            self = .importStaged(uid: uid, secret: secret)
         }
     }
 }
@@ -155,7 +163,7 @@ extension Reply {
         switch self {
         case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events, .attributeReferences,
             .collectionSettings, .backup, .importSummary, .syncDevice, .syncApproval, .syncOutbox, .syncPushResult,
-            .syncRemoval, .syncStatus, .syncConflicts:
+            .syncRemoval, .syncStatus, .syncConflicts, .backupStaged, .backupChunk, .backupReceived:
             return
         case .attributeItems(var list):
             self = .ok

@@ -143,6 +143,14 @@ enum Fixtures {
             uid: 1000, files: [SyncFile(kind: .approval, author: key, bytes: Array("ARK1".utf8))],
             secret: Array("ABCD-EFGH".utf8)),
         .syncRecover(uid: .max, files: [], secret: []),
+        .stageExport(uid: 1000, secret: Array("correct horse battery".utf8), passphrase: true),
+        .stageExport(uid: 0, secret: [], passphrase: false),
+        .readExport(uid: 1000, offset: 0),
+        .readExport(uid: .max, offset: ProtocolLimits.maximumStagedBackupLength),
+        .stageImport(uid: 1000, total: 5, offset: 0, chunk: [0x41, 0x52, 0x42, 0x31, 1]),
+        .stageImport(uid: 1000, total: ProtocolLimits.maximumStagedBackupLength, offset: 1 << 20, chunk: []),
+        .importStaged(uid: 1000, secret: key),
+        .importStaged(uid: .max, secret: []),
     ]
 
     static let reference = [UInt8](0..<16)
@@ -216,6 +224,11 @@ enum Fixtures {
         .collectionSettings(CollectionSettings(label: "", accessible: .afterFirstUnlockThisDeviceOnly)),
         .backup([0x41, 0x52, 0x42, 0x31, 2, 0xFF]),
         .backup([]),
+        .backupStaged(length: 0),
+        .backupStaged(length: ProtocolLimits.maximumStagedBackupLength),
+        .backupChunk([0x41, 0x52, 0x42, 0x31, 2]),
+        .backupChunk([]),
+        .backupReceived(length: 1 << 20),
         .importSummary(added: 3, replaced: 1, unchanged: .max),
         .syncDevice(id: [UInt8](repeating: 0xA5, count: 32)),
         .syncApproval(approval: [], shortAuthenticationString: "000123"),
@@ -270,6 +283,9 @@ enum Fixtures {
                 secret: [UInt8](repeating: 0xC3, count: ProtocolLimits.maximumSecretLength), returnFlags: .all)),
         .copyMatching(
             vault: .user(uid: 1000), query: Query(itemClass: .genericPassword, attributes: maximalAttributes)),
+        .stageImport(
+            uid: 1000, total: 3 << 20, offset: 1 << 20,
+            chunk: [UInt8](repeating: 0x5A, count: ProtocolLimits.maximumBackupChunkLength)),
     ]
 
     static let largeReplies: [Reply] = [
@@ -280,6 +296,7 @@ enum Fixtures {
                 persistentRef: [UInt8](repeating: 0x22, count: ProtocolLimits.maximumPersistentRefLength))
         ]),
         .items([ResultItem](repeating: ResultItem(), count: ProtocolLimits.maximumListCount)),
+        .backupChunk([UInt8](repeating: 0xA5, count: ProtocolLimits.maximumBackupChunkLength)),
     ]
 }
 

@@ -68,7 +68,8 @@ struct WipeTests {
         case .unlock(_, let key), .enroll(_, let key, _), .rotateRecoveryKey(_, let key), .passwordReset(_, let key, _),
             .closeSession(_, let key), .unlockWithPassword(_, let key), .loginUnlock(_, let key):
             #expect(key.allSatisfy { $0 == 0 })
-        case .exportItems(_, let secret, _), .importItems(_, _, let secret), .syncRecover(_, _, let secret):
+        case .exportItems(_, let secret, _), .importItems(_, _, let secret), .syncRecover(_, _, let secret),
+            .stageExport(_, let secret, _), .importStaged(_, let secret):
             #expect(secret.allSatisfy { $0 == 0 })
         case .changePassword(_, let a, let b, _), .recover(_, let a, let b, _), .confirmCandidate(_, let a, let b):
             #expect((a + b).allSatisfy { $0 == 0 })
@@ -80,7 +81,7 @@ struct WipeTests {
         case .status, .kdfParameters, .lock, .lockAll, .copyMatching, .delete, .listSessions, .grant, .revokeGrant,
             .listGrants, .searchAttributeItems, .getAttributeItems, .deleteAttributeItem, .waitEvents,
             .searchAttributeReferences, .collectionSettings, .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush,
-            .syncRemove, .syncStatus, .syncConflicts, .syncResolve:
+            .syncRemove, .syncStatus, .syncConflicts, .syncResolve, .readExport, .stageImport:
             #expect(wiped == request)
         }
     }

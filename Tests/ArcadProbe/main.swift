@@ -192,6 +192,9 @@ do {
     case .syncRemoval(let removal): print("ok epoch \(removal.epoch)")
     case .syncStatus(let status): print("ok seq \(status.seq)")
     case .syncConflicts(let list): print("ok conflicts \(list.count)")
+    case .backupStaged(let length): print("ok staged \(length)")
+    case .backupChunk(let bytes): print("ok chunk \(bytes.count)")
+    case .backupReceived(let length): print("ok received \(length)")
     }
 } catch {
     print("error \(error.status.rawValue) \(error)")

@@ -1,60 +1,135 @@
+import ArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Reading and writing a backup file as the user who runs `arca` (arcad never writes into a
-/// user's directories). The only file of the CLI that calls `open`/`read`/`write`.
+/// Reading and writing a backup file as the user who runs `arca` (arcad never opens a path a
+/// user names), a chunk at a time. The only file of the CLI that calls `open`/`read`/`write`.
 enum BackupFile {
     /// Why a backup file could not be read or written: the path and `strerror`.
     struct Failure: Error {
         let message: String
     }
 
-    /// Writes `bytes` to a new file at `path`, mode 0600; an existing file is never replaced.
-    /// The corresponding C functions are `open` (O_CREAT|O_EXCL), `write`, `fsync` and `close`.
-    static func create(_ path: String, _ bytes: [UInt8]) throws(Failure) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw failure(path) }
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { b in b.baseAddress.map { write(fd, $0 + done, b.count - done) } ?? 0 }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let error = failure(path)
-                close(fd)
-                unlink(path)
-                throw error
+    /// `strerror`'s words for `error`, as every other file error of the CLI reads.
+    static func text(_ error: Errno) -> String { String(cString: strerror(error.rawValue)) }
+
+    /// A new backup file that appears at its path only once whole: written unnamed in the
+    /// target's directory (`O_TMPFILE`), synced, then linked to its name, which is never
+    /// replaced. An export that fails or is killed midway leaves no file at all. Where the file
+    /// system has no `O_TMPFILE`, a hidden `.NAME.partial` (0600, removed on failure) stands in.
+    final class Writer {
+        let path: String
+        private let fd: FileDescriptor
+        /// The stand-in's path when the file system has no unnamed files.
+        private let partial: String?
+        private var done = false
+
+        /// Refuses at once a path that exists (the backup would not be written anyway).
+        init(path: String) throws(Failure) {
+            self.path = path
+            var status = stat()
+            guard lstat(path, &status) != 0 else { throw Failure(message: "\(path): " + BackupFile.text(.exists)) }
+            let directory = Self.directory(of: path)
+            do {
+                fd = try FileDescriptor.openUnnamed(in: directory)
+                partial = nil
+            } catch let error where error == .notSupported || error == Errno(rawValue: EISDIR) {
+                let name = path.split(separator: "/").last.map(String.init) ?? path
+                let stand = (directory == "." ? "" : directory + "/") + "." + name + ".partial"
+                do { fd = try FileDescriptor.open(stand, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW) } catch {
+                    throw Failure(message: "\(stand): " + BackupFile.text(error))
+                }
+                partial = stand
+            } catch {
+                throw Failure(message: "\(path): " + BackupFile.text(error))
             }
-            done += n
         }
-        guard fsync(fd) == 0 else {
-            let error = failure(path)
-            close(fd)
-            unlink(path)
-            throw error
+
+        deinit {
+            fd.close()
+            if !done, let partial { unlink(partial) }
         }
-        close(fd)
+
+        /// Appends `bytes`.
+        func append(_ bytes: [UInt8]) throws(Failure) {
+            let written = bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try fd.writeAll(raw) } }
+            if case .failure(let error) = written { throw Failure(message: "\(path): " + BackupFile.text(error)) }
+        }
+
+        /// Syncs the file and gives it its name. The corresponding C functions are `fsync` and
+        /// `linkat` (or `link` and `unlink` for the stand-in).
+        func commit() throws(Failure) {
+            do {
+                try fd.sync()
+                if let partial {
+                    try nothingOrErrno { link(partial, path) }.get()
+                    unlink(partial)
+                } else {
+                    try fd.link(unnamedTo: path)
+                }
+            } catch {
+                throw Failure(message: "\(path): " + BackupFile.text(error))
+            }
+            done = true
+            // The new name itself is durable once its directory is synced.
+            if let directory = try? FileDescriptor.open(Self.directory(of: path), O_RDONLY | O_DIRECTORY) {
+                try? directory.sync()
+                directory.close()
+            }
+        }
+
+        private static func directory(of path: String) -> String {
+            guard let slash = path.lastIndex(of: "/") else { return "." }
+            return slash == path.startIndex ? "/" : String(path[..<slash])
+        }
     }
 
-    /// The contents of `path`, at most `limit` bytes. The corresponding C functions are
-    /// `open`, `read` and `close`.
-    static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw failure(path) }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw failure(path) }
-            if n == 0 { return out }
-            out += chunk[0..<n]
-            guard out.count <= limit else { throw Failure(message: "\(path): larger than \(limit) bytes") }
-        }
-    }
+    /// A backup file read a chunk at a time.
+    final class Reader {
+        let path: String
+        /// The file's length when opened.
+        let length: UInt64
+        private let fd: FileDescriptor
 
-    private static func failure(_ path: String) -> Failure {
-        Failure(message: "\(path): " + String(cString: strerror(errno)))
+        init(path: String) throws(Failure) {
+            self.path = path
+            do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
+                throw Failure(message: "\(path): " + BackupFile.text(error))
+            }
+            var status = stat()
+            guard fstat(fd.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+                fd.close()
+                throw Failure(message: "\(path): not a regular file")
+            }
+            length = UInt64(status.st_size)
+        }
+
+        deinit { fd.close() }
+
+        /// Up to `count` bytes from `offset`; fewer only at the end of the file.
+        func read(at offset: UInt64, count: Int) throws(Failure) -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: count)
+            var filled = 0
+            while filled < count {
+                let got = out.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in
+                        try fd.read(
+                            fromAbsoluteOffset: Int(offset) + filled,
+                            into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+                    }
+                }
+                let n: Int
+                switch got {
+                case .success(let count): n = count
+                case .failure(let error): throw Failure(message: "\(path): " + BackupFile.text(error))
+                }
+                if n == 0 { break }
+                filled += n
+            }
+            out.removeLast(count - filled)
+            return out
+        }
     }
 }

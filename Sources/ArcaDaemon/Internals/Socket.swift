@@ -29,6 +29,9 @@ public struct PeerCredentials: Equatable, Sendable {
     /// session binds to the process that connected even if its pid is reused
     /// later; nil when not read.
     public var startTime: UInt64?
+    /// The server's number for the connection the request came on (from 1), so that state
+    /// kept between requests (a backup in chunks) belongs to one connection; 0 outside a socket.
+    public var connection: UInt64 = 0
     public init(pid: Int32, uid: UInt32, gid: UInt32, groups: [UInt32] = [], startTime: UInt64? = nil) {
         self.pid = pid
         self.uid = uid

@@ -96,4 +96,16 @@ int arca_madvise_dontdump(void *address, size_t length);
  * (explicit_bzero): the one zeroing primitive every Swift wipe ends in. */
 void arca_secure_zero(void *address, size_t length);
 
+/* ---- Files that appear whole (file.c) ------------------------------------ */
+
+/* open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, mode): an unnamed file in
+ * `directory` that vanishes if the process dies before arca_link_unnamed.
+ * Returns the descriptor or -1 with errno (EOPNOTSUPP/EISDIR on file systems
+ * without O_TMPFILE). */
+int arca_open_unnamed(const char *directory, mode_t mode);
+
+/* Gives the unnamed file `fd` the name `path` (linkat through /proc/self/fd):
+ * fails with EEXIST rather than replace an existing file. 0 or -1 with errno. */
+int arca_link_unnamed(int fd, const char *path);
+
 #endif
