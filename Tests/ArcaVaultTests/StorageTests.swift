@@ -275,3 +275,31 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         #expect(try vault.copyMatching(query { $0.service = "kept" }).count == 1)
     }
 }
+
+@Suite struct NestedTransactionTests {
+    /// SQLite rolls a transaction back by itself after SQLITE_FULL/IOERR/NOMEM (simulated
+    /// here with a ROLLBACK under the outer transaction's feet): a nested write must then
+    /// fail, not open and commit a transaction of its own.
+    @Test func aSavepointAfterTheOuterTransactionWasRolledBackIsRefused() throws {
+        let dir = try TempDir()
+        let db = try Database(path: dir.file("t.db"), create: true)
+        try db.execute("CREATE TABLE t(x INTEGER)")
+        var nestedError: SQLiteError?
+        #expect(throws: SQLiteError.self) {
+            try db.transaction {
+                try db.execute("INSERT INTO t VALUES (1)")
+                try db.execute("ROLLBACK")
+                do {
+                    try db.transaction { try db.execute("INSERT INTO t VALUES (2)") }
+                } catch let error as SQLiteError {
+                    nestedError = error
+                }
+            }
+        }
+        #expect(nestedError == SQLiteError(code: 4, message: "the enclosing transaction was rolled back"))  // SQLITE_ABORT
+        let count = try db.statement("SELECT count(*) FROM t")
+        #expect(try count.step() == true)
+        #expect(count.int(0) == 0)
+        count.finish()
+    }
+}

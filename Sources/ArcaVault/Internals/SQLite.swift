@@ -79,6 +79,13 @@ final class Database {
     /// if it returns and rolling back if it throws. Nested calls become savepoints.
     func transaction<R>(_ body: () throws -> R) throws -> R {
         let nested = transactionDepth > 0
+        // After SQLITE_FULL, IOERR or NOMEM SQLite may roll the enclosing transaction back by
+        // itself; a SAVEPOINT then would open a transaction of its own and RELEASE would commit
+        // it at once, so the caller's later writes would land while it believes all of them
+        // roll back together. Refuse instead: the enclosing transaction is already gone.
+        if nested && !isInTransaction {
+            throw SQLiteError(code: SQLITE_ABORT, message: "the enclosing transaction was rolled back")
+        }
         try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
         transactionDepth += 1
         defer { transactionDepth -= 1 }
