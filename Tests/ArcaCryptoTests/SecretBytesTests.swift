@@ -61,8 +61,7 @@ struct SecretBytesTests {
 
     @Test("the pool grows lazily: one page first, then chunks that double up to 256 KiB, each a whole number of slots")
     func poolGrowth() {
-        var sizes = [SecurePool.firstChunkSize]
-        while sizes.count < 8 { sizes.append(SecurePool.chunkSize(after: sizes[sizes.count - 1])) }
+        let sizes = (0..<8).map { SecurePool.chunkSize(index: $0) }
         #expect(sizes == [4096, 8192, 16384, 32768, 65536, 131072, 262144, 262144])
         for size in sizes {
             #expect(SecurePool.slotSizes.allSatisfy { size % $0 == 0 })

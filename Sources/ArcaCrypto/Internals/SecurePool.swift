@@ -20,6 +20,13 @@ import Synchronization
 /// one PAM call) maps and locks a page or two instead of 256 KiB per class:
 /// mlock faults in every page it locks, and that was most of what `arca get`
 /// paid over `keyctl print` (bench/cli).
+///
+/// The bookkeeping holds no Swift collection: each class keeps the unused tail of
+/// its newest chunk and a free list threaded through the released slots (a
+/// released slot, already zeroed, holds the address of the next one in its first
+/// word; `SecretBytes` zeroes the whole slot again when it hands it out). A fresh
+/// process's first secret thus costs no generic metadata or array growth, only the
+/// one chunk's `mmap`, `mlock` and `madvise`.
 enum SecurePool {
     /// Slot sizes; a secret takes the smallest that fits.
     static let slotSizes = [64, 256, 1024, 4096]
@@ -28,56 +35,104 @@ enum SecurePool {
     /// The largest chunk mapped at a time per size class.
     static let maxChunkSize = 256 * 1024
 
-    private struct FreeLists {
-        var slots: [[Slot]] = Array(repeating: [], count: SecurePool.slotSizes.count)
-        /// The size of the next chunk of each class: doubles up to `maxChunkSize`.
-        var nextChunkSize = Array(repeating: SecurePool.firstChunkSize, count: SecurePool.slotSizes.count)
-        /// Set when mlock failed once: the pool then stays out of the way.
-        var disabled = false
+    /// One size class: where its next slot comes from. Every field starts at zero, on
+    /// purpose: Swift 6.3.1 at -O drops the initial value of a global `Mutex` whose
+    /// value is larger than six words and leaves it zero-filled (a 15-line program
+    /// shows it), which once made the first chunk `mmap(0)` and turned the pool off.
+    private struct SizeClass {
+        /// The most recently released slot; each free slot's first word holds the next.
+        var free: UnsafeMutableRawPointer?
+        /// The part of the newest chunk never handed out yet.
+        var unused: UnsafeMutableRawPointer?
+        var unusedBytes = 0
+        /// How many chunks the class has mapped (the next one's size follows).
+        var chunks = 0
     }
 
-    /// One free slot's address.
-    // @unchecked: a raw pointer, handed out under the lock and owned by exactly one SecretBytes until returned.
-    private struct Slot: @unchecked Sendable {
-        let address: UnsafeMutableRawPointer
+    // @unchecked: raw pointers into the pool's chunks, only ever read or written under the lock.
+    private struct FreeLists: @unchecked Sendable {
+        // Four classes as four fields, not an array: see the type's comment.
+        var class64 = SizeClass()
+        var class256 = SizeClass()
+        var class1024 = SizeClass()
+        var class4096 = SizeClass()
+        /// Set when mlock failed once: the pool then stays out of the way.
+        var disabled = false
+
+        /// The class of slots of `size` bytes (one of `slotSizes`).
+        subscript(size: Int) -> SizeClass {
+            get {
+                switch size {
+                case 64: class64
+                case 256: class256
+                case 1024: class1024
+                default: class4096
+                }
+            }
+            set {
+                switch size {
+                case 64: class64 = newValue
+                case 256: class256 = newValue
+                case 1024: class1024 = newValue
+                default: class4096 = newValue
+                }
+            }
+        }
     }
 
     private static let lists = Mutex(FreeLists())
 
-    /// The chunk a size class maps after one of `size` bytes: twice as large, at most `maxChunkSize`.
-    static func chunkSize(after size: Int) -> Int { min(size * 2, maxChunkSize) }
+    /// The size of a class's chunk number `index` (from 0): one page, doubling up to `maxChunkSize`.
+    static func chunkSize(index: Int) -> Int { min(firstChunkSize << min(index, 16), maxChunkSize) }
 
     /// The slot size for `count` bytes, or nil if too large for the pool.
-    static func slotSize(for count: Int) -> Int? { slotSizes.first { count <= $0 } }
+    static func slotSize(for count: Int) -> Int? {
+        switch count {
+        case ...64: 64
+        case ...256: 256
+        case ...1024: 1024
+        case ...4096: 4096
+        default: nil
+        }
+    }
 
-    /// A zeroed slot of at least `count` bytes, or nil (too large, or the pool is
-    /// unavailable: the caller falls back to `sodium_malloc`).
+    /// A slot of at least `count` bytes (its contents are not defined: the caller
+    /// zeroes it), or nil (too large, or the pool is unavailable: the caller falls
+    /// back to `sodium_malloc`).
     static func allocate(_ count: Int) -> UnsafeMutableRawPointer? {
-        guard let index = slotSizes.firstIndex(where: { count <= $0 }) else { return nil }
+        guard let size = slotSize(for: count) else { return nil }
         return lists.withLock { lists -> UnsafeMutableRawPointer? in
             if lists.disabled { return nil }
-            if lists.slots[index].isEmpty {
-                let bytes = lists.nextChunkSize[index]
+            var sizeClass = lists[size]
+            defer { lists[size] = sizeClass }
+            if let slot = sizeClass.free {
+                sizeClass.free = slot.load(as: UnsafeMutableRawPointer?.self)
+                return slot
+            }
+            if sizeClass.unusedBytes < size {
+                let bytes = chunkSize(index: sizeClass.chunks)
                 guard let chunk = mapChunk(bytes) else {
                     lists.disabled = true
                     return nil
                 }
-                lists.nextChunkSize[index] = chunkSize(after: bytes)
-                let size = slotSizes[index]
-                // Highest offset first: popLast hands out the chunk from its start.
-                for offset in stride(from: bytes - size, through: 0, by: -size) {
-                    lists.slots[index].append(Slot(address: chunk + offset))
-                }
+                sizeClass.chunks += 1
+                sizeClass.unused = chunk
+                sizeClass.unusedBytes = bytes
             }
-            return lists.slots[index].popLast()?.address
+            guard let slot = sizeClass.unused else { return nil }
+            sizeClass.unused = slot + size
+            sizeClass.unusedBytes -= size
+            return slot
         }
     }
 
     /// Returns a slot (already zeroed by the caller) of the size class for `count`.
     static func release(_ pointer: UnsafeMutableRawPointer, count: Int) {
-        guard let index = slotSizes.firstIndex(where: { count <= $0 }) else { return }
-        let slot = Slot(address: pointer)
-        lists.withLock { $0.slots[index].append(slot) }
+        guard let size = slotSize(for: count) else { return }
+        lists.withLock { lists in
+            pointer.storeBytes(of: lists[size].free, as: UnsafeMutableRawPointer?.self)
+            lists[size].free = pointer
+        }
     }
 
     /// Maps, locks and excludes from core dumps one chunk of `chunkSize` bytes. The
