@@ -39,15 +39,42 @@ public struct KeyringReader: Sendable {
 
     /// The item's secret, in new secure storage.
     public func read(_ key: KeyringItemKey) throws(KeyringError) -> SecretBytes {
-        let serial = try find(key)
-        return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read() }
+        try readPossessed(key) { serial throws(KeyringErrno) in try serial.read() }
     }
 
     /// Reads the item's secret into `buffer` without allocating; returns the
     /// secret's length, which may exceed `buffer.count` (then only a prefix was copied).
     public func read(_ key: KeyringItemKey, into buffer: SecretBytes) throws(KeyringError) -> Int {
-        let serial = try find(key)
-        return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read(into: buffer) }
+        try readPossessed(key) { serial throws(KeyringErrno) in try serial.read(into: buffer) }
+    }
+
+    /// Runs `read` on the item's key. Without the persistent keyring the key is searched
+    /// for in `@u` itself: a special keyring counts as possessed, so the search reaches
+    /// the possessor-only rings under it. Whether the read is allowed depends on the
+    /// caller's own keyrings: in a login session (pam_keyinit links `@u` into the
+    /// session keyring) or without any session keyring (the user-session keyring links
+    /// `@u`) it is, and `arca get` costs two system calls and never creates a process
+    /// keyring. In a private session keyring (`KeyringMode=private`) the read is refused
+    /// with EACCES, and goes again once `@u` is linked into the process keyring, as
+    /// ``find(_:)`` does for every search.
+    private func readPossessed<R>(
+        _ key: KeyringItemKey, _ read: (KeySerial) throws(KeyringErrno) -> R
+    ) throws(KeyringError) -> R {
+        let serial: KeySerial
+        if includesPersistentKeyring {
+            serial = try find(key)
+        } else {
+            serial = try mapped("keyctl_search") { () throws(KeyringErrno) in
+                try KeySerial.userKeyring.search(type: "user", description: key.keyDescription)
+            }
+            do throws(KeyringErrno) {
+                return try read(serial)
+            } catch {
+                guard error == .permissionDenied else { throw KeyringError.from(error, operation: "keyctl_read") }
+            }
+            try linkSources()
+        }
+        return try mapped("keyctl_read") { () throws(KeyringErrno) in try read(serial) }
     }
 
     /// Links `@u` (and the persistent keyring) into the process keyring, creating it.
