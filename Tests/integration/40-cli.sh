@@ -35,7 +35,7 @@ check "get on a terminal: a newline" "hunter2" as_user 'script -qec "$ARCA get -
 check "get: one page locked for the secret, two keyring calls" "mlock 4096
 keyctl SEARCH
 keyctl READ" as_user 'strace -qq -e trace=mlock,keyctl $ARCA get -s mail -a alice 2>&1 >/dev/null |
-    sed -E "s/^mlock\(0x[0-9a-f]+, ([0-9]+)\) = 0$/mlock \1/; s/^keyctl\(KEYCTL_([A-Z]+),.*/keyctl \1/"'
+    sed -E "s/^mlock\(0x[0-9a-f]+, ([0-9]+)\) += 0$/mlock \1/; s/^keyctl\(KEYCTL_([A-Z]+),.*/keyctl \1/"'
 check "get in a private session keyring (no @u), arcad unreachable: from the kernel" "hunter2|" as_user \
     'ARCA_SOCKET=/nonexistent/arcad.sock keyctl session - $ARCA get -s mail -a alice 2>/dev/null; echo "|"'
 check "keyctl print of the id arca show prints" "hunter2" as_user \
