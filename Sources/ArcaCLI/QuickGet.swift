@@ -20,12 +20,13 @@ enum QuickGet {
     /// (the kernel holds up to 32,767 bytes) takes the full path.
     static let bufferSize = 4_096
 
-    /// The generic password a command line names if it has exactly the shape
+    /// The service and account of the generic password a command line names if it has exactly the shape
     /// `get` followed by `-s SERVICE` / `--service SERVICE` / `--service=SERVICE` and
     /// `-a ACCOUNT` / `--account ACCOUNT` / `--account=ACCOUNT`, in either order, each
     /// once, with values of printable ASCII that do not start with `-`; nil for any
-    /// other command line. `word(i)` is word `i` after the program name.
-    static func item(count: Int, word: (Int) -> String) -> GenericPasswordKey? {
+    /// other command line. `word(i)` is word `i` after the program name. (Two strings rather
+    /// than an optional `GenericPasswordKey`, whose destruction instantiates its metadata.)
+    static func item(count: Int, word: (Int) -> String) -> (service: String, account: String)? {
         guard (3...5).contains(count), word(0) == "get" else { return nil }
         var service: String?
         var account: String?
@@ -59,7 +60,7 @@ enum QuickGet {
             }
         }
         guard let service, let account else { return nil }
-        return GenericPasswordKey(service: service, account: account)
+        return (service, account)
     }
 
     /// Printable ASCII, not empty, not starting with `-` (which the parser would
@@ -72,10 +73,11 @@ enum QuickGet {
     /// Answers this process's command line from the kernel: the exit status, or nil
     /// when the full path must run (another command line, or no such item in the kernel).
     static func run() -> Int32? {
-        guard let key = item(count: ProcessArguments.count, word: ProcessArguments.word),
-            let secret = try? SecretBytes(count: bufferSize),
-            let length = try? KeyringReader().read(.genericPassword(key), into: secret), length < bufferSize
+        guard let names = item(count: ProcessArguments.count, word: ProcessArguments.word),
+            let secret = try? SecretBytes(count: bufferSize)
         else { return nil }
+        let key = KeyringItemKey.genericPassword(GenericPasswordKey(service: names.service, account: names.account))
+        guard let length = try? KeyringReader().read(key, into: secret), length < bufferSize else { return nil }
         // The newline goes into the slot behind the secret: one write, as the full path's.
         let total = Terminal.standardOutputIsTerminal ? length + 1 : length
         secret.withUnsafeMutableBytes { bytes in

@@ -57,6 +57,8 @@ public struct KeyringReader: Sendable {
     /// keyring. In a private session keyring (`KeyringMode=private`) the read is refused
     /// with EACCES, and goes again once `@u` is linked into the process keyring, as
     /// ``find(_:)`` does for every search.
+    // Inlined: an unspecialised generic here made a fresh process look up `Errno: Error` at run time.
+    @inline(__always)
     private func readPossessed<R>(
         _ key: KeyringItemKey, _ read: (KeySerial) throws(KeyringErrno) -> R
     ) throws(KeyringError) -> R {

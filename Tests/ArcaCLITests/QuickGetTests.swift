@@ -9,7 +9,9 @@ import Testing
 /// against `Parser` + `Validation` here, and everything else must be left to them.
 @Suite struct QuickGetTests {
     static func quick(_ words: [String]) -> GenericPasswordKey? {
-        QuickGet.item(count: words.count) { words[$0] }
+        QuickGet.item(count: words.count) { words[$0] }.map {
+            GenericPasswordKey(service: $0.service, account: $0.account)
+        }
     }
 
     /// The item the full path reads from the kernel for `words`, or nil when it would
@@ -81,5 +83,6 @@ import Testing
     func countBoundsTheWords() {
         let words = ["get", "-s", "mail", "-a", "alice"]
         #expect(QuickGet.item(count: 4) { $0 < words.count ? words[$0] : "" } == nil)
+        #expect(QuickGet.item(count: 5) { words[$0] }?.service == "mail")
     }
 }
