@@ -70,14 +70,22 @@ enum QuickGet {
         return value.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f }
     }
 
+    /// The description of the kernel key the quick path reads: the generic password's,
+    /// without access group or synchronizable (`QuickGetTests` holds it against the full
+    /// path's ``KeyringItemKey/keyDescription`` for each accepted command line).
+    static func keyDescription(service: String, account: String) -> String {
+        KeyringItemKey.genericPassword(GenericPasswordKey(service: service, account: account)).keyDescription
+    }
+
     /// Answers this process's command line from the kernel: the exit status, or nil
     /// when the full path must run (another command line, or no such item in the kernel).
     static func run() -> Int32? {
         guard let names = item(count: ProcessArguments.count, word: ProcessArguments.word),
             let secret = try? SecretBytes(count: bufferSize)
         else { return nil }
-        let key = KeyringItemKey.genericPassword(GenericPasswordKey(service: names.service, account: names.account))
-        guard let length = try? KeyringReader().read(key, into: secret), length < bufferSize else { return nil }
+        let description = keyDescription(service: names.service, account: names.account)
+        guard let length = try? KeyringReader().read(description: description, into: secret), length < bufferSize
+        else { return nil }
         // The newline goes into the slot behind the secret: one write, as the full path's.
         let total = Terminal.standardOutputIsTerminal ? length + 1 : length
         secret.withUnsafeMutableBytes { bytes in

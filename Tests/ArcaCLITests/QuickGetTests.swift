@@ -38,7 +38,39 @@ import Testing
         let key = try #require(Self.quick(words))
         #expect(key == GenericPasswordKey(service: service, account: account))
         #expect(Self.fullPathKernelKey(words) == .genericPassword(key))
-        #expect(KeyringItemKey.genericPassword(key).keyDescription.hasPrefix("arca:genp:"))
+        #expect(
+            QuickGet.keyDescription(service: service, account: account)
+                == Self.fullPathKernelKey(words)?.keyDescription)
+    }
+
+    /// `-s V`, `--service V`, `--service=V` (and the same for the account).
+    static func forms(_ short: String, _ long: String, _ value: String) -> [[String]] {
+        [[short, value], [long, value], [long + "=" + value]]
+    }
+
+    static let generatedValues = ["mail", "a=b", "50%", "x:y", "two words", "~", "%3A", "=:% ~"]
+
+    @Test("generated shapes (both orders, the three forms, values with = % : space ~) read the full path's key")
+    func generatedShapesAgree() throws {
+        var checked = 0
+        for service in Self.generatedValues {
+            for account in Self.generatedValues.reversed() {
+                for serviceWords in Self.forms("-s", "--service", service) {
+                    for accountWords in Self.forms("-a", "--account", account) {
+                        for words in [["get"] + serviceWords + accountWords, ["get"] + accountWords + serviceWords] {
+                            let names = try #require(QuickGet.item(count: words.count) { words[$0] }, "\(words)")
+                            #expect(names.service == service && names.account == account, "\(words)")
+                            let full = try #require(Self.fullPathKernelKey(words), "\(words)")
+                            #expect(
+                                QuickGet.keyDescription(service: names.service, account: names.account)
+                                    == full.keyDescription, "\(words)")
+                            checked += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == 8 * 8 * 3 * 3 * 2)
     }
 
     static let refused: [[String]] = [
