@@ -26,6 +26,16 @@ struct SecurePoolTests {
         return slots
     }
 
+    /// Two slots taken and released, first then second (so the list is second → first).
+    static func twoReleased(
+        _ lists: inout SecurePool.FreeLists, _ size: Int
+    ) throws -> (UnsafeMutableRawPointer, UnsafeMutableRawPointer) {
+        let (first, second) = (try slot(&lists, size), try slot(&lists, size))
+        lists.release(first, size: size)
+        lists.release(second, size: size)
+        return (first, second)
+    }
+
     static func isZero(_ slot: UnsafeMutableRawPointer, _ size: Int) -> Bool {
         UnsafeRawBufferPointer(start: slot, count: size).allSatisfy { $0 == 0 }
     }
@@ -57,10 +67,7 @@ struct SecurePoolTests {
     @Test("a released slot's link is stored XORed with the cookie, never as the plain address")
     func linksAreEncoded() throws {
         var lists = SecurePool.FreeLists()
-        let first = try Self.slot(&lists, 64)
-        let second = try Self.slot(&lists, 64)
-        lists.release(first, size: 64)
-        lists.release(second, size: 64)
+        let (first, second) = try Self.twoReleased(&lists, 64)
         let stored = second.load(as: UInt.self)
         #expect(stored == UInt(bitPattern: first) ^ lists.cookie)
         #expect(stored != UInt(bitPattern: first))
@@ -76,11 +83,8 @@ struct SecurePoolTests {
         arguments: ["plain address elsewhere", "encoded, misaligned", "encoded, unused tail", "encoded, other class"])
     func forgedLinkIsRefused(forgery: String) throws {
         var lists = SecurePool.FreeLists()
-        let first = try Self.slot(&lists, 256)
-        let second = try Self.slot(&lists, 256)
+        let (first, second) = try Self.twoReleased(&lists, 256)
         let other = try Self.slot(&lists, 64)
-        lists.release(first, size: 256)
-        lists.release(second, size: 256)
         var victim = [UInt8](repeating: 0, count: 256)
         let forged: UInt = victim.withUnsafeMutableBytes { victimBytes in
             switch forgery {
@@ -101,10 +105,7 @@ struct SecurePoolTests {
     @Test("an intact encoded link is followed")
     func intactLinkIsFollowed() throws {
         var lists = SecurePool.FreeLists()
-        let first = try Self.slot(&lists, 1024)
-        let second = try Self.slot(&lists, 1024)
-        lists.release(first, size: 1024)
-        lists.release(second, size: 1024)
+        let (first, second) = try Self.twoReleased(&lists, 1024)
         #expect(lists.allocate(size: 1024) == second)
         #expect(lists.allocate(size: 1024) == first)
         #expect(!lists.disabled)
