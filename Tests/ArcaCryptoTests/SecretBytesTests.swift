@@ -161,15 +161,17 @@ struct SecretBytesTests {
             // A mapping starts with "start-end perms ..."; its fields follow, VmFlags last.
             if let range = line.split(separator: " ").first, range.contains("-"),
                 let dash = range.firstIndex(of: "-"),
-                let start = UInt(range[..<dash], radix: 16), let end = UInt(range[range.index(after: dash)...], radix: 16)
+                let start = UInt(range[..<dash], radix: 16),
+                let end = UInt(range[range.index(after: dash)...], radix: 16)
             {
                 inMapping = start <= address && address < end
             } else if inMapping, line.hasPrefix("VmFlags:") {
                 flags = line.split(separator: " ").dropFirst().map { $0 }
             }
         }
-        #expect(flags.contains("lo"), "mapping of \(String(address, radix: 16)) in \(smaps.utf8.count) bytes of smaps")  // mlock
-        #expect(flags.contains("dd"))  // MADV_DONTDUMP
+        // lo: mlock; dd: MADV_DONTDUMP.
+        #expect(flags.contains("lo"), "mapping of \(String(address, radix: 16)) in \(smaps.utf8.count) bytes of smaps")
+        #expect(flags.contains("dd"))
         let status = Self.procFile("/proc/self/status")
         let vmLck = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }?.split(separator: " ")
         #expect((vmLck.flatMap { Int($0[1]) } ?? 0) >= 4)

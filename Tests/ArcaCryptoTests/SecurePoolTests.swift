@@ -20,7 +20,9 @@ struct SecurePoolTests {
         return try #require(slot)
     }
 
-    static func slots(_ lists: inout SecurePool.FreeLists, _ size: Int, count: Int) throws -> [UnsafeMutableRawPointer] {
+    static func slots(
+        _ lists: inout SecurePool.FreeLists, _ size: Int, count: Int
+    ) throws -> [UnsafeMutableRawPointer] {
         var slots: [UnsafeMutableRawPointer] = []
         for _ in 0..<count { slots.append(try slot(&lists, size)) }
         return slots
@@ -40,7 +42,9 @@ struct SecurePoolTests {
         UnsafeRawBufferPointer(start: slot, count: size).allSatisfy { $0 == 0 }
     }
 
-    @Test("64 slots of a class: distinct, aligned, zero; released and taken again, the same 64, zero", arguments: SecurePool.slotSizes)
+    @Test(
+        "64 slots of a class: distinct, aligned, zero; released and taken again, the same 64, zero",
+        arguments: SecurePool.slotSizes)
     func releasedSlotsComeBack(size: Int) throws {
         var lists = SecurePool.FreeLists()
         let slots = try Self.slots(&lists, size, count: 64)

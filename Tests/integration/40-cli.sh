@@ -50,7 +50,8 @@ check "add secrets of 4095, 4096 and 5000 bytes" "" as_user \
 for n in 4095 4096 5000; do
     check "get $n bytes: whole" "whole" as_user "\$ARCA get -s big$n -a alice | cmp - $work/secret$n && echo whole"
 done
-check "get: 4095 bytes by the quick path's 2 keyring calls; 4096 and 5000 by its 2, then the full path's 3" "4095 SEARCH READ
+check "get: 4095 bytes by the quick path's 2 keyring calls; 4096 and 5000 by its 2, then the full path's 3" \
+    "4095 SEARCH READ
 4096 SEARCH READ SEARCH READ READ
 5000 SEARCH READ SEARCH READ READ" as_user 'for n in 4095 4096 5000; do
     echo $n $(strace -qq -e trace=keyctl $ARCA get -s big$n -a alice 2>&1 >/dev/null |
