@@ -39,6 +39,8 @@ public enum CLI {
     /// The process entry point used by `arca`'s `main.swift`: runs, writes the
     /// two streams, wipes them, and returns the exit status.
     public static func main() -> Int32 {
+        // `get -s … -a …` of an item in the kernel, before the table and parser are built.
+        if let status = QuickGet.run() { return status }
         var output = Output(standardOutputIsTerminal: Terminal.standardOutputIsTerminal)
         let arguments = Array(CommandLine.arguments.dropFirst())
         // Only the process hands over (exec): an in-process run must never replace its caller.

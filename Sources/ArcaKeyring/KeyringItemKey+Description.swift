@@ -98,10 +98,13 @@ extension KeyringItemKey {
     }
 
     static func escape(_ text: String) -> String {
+        // Most names need no escape: no byte array then (a fresh process's first one costs
+        // more than the rest of `arca get`'s lookup).
+        guard text.utf8.contains(where: needsEscape) else { return text }
         var out = [UInt8]()
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
-            if byte == UInt8(ascii: "%") || byte == UInt8(ascii: ":") || byte < 0x20 || byte == 0x7f {
+            if needsEscape(byte) {
                 out.append(UInt8(ascii: "%"))
                 out.append(hexDigit(byte >> 4))
                 out.append(hexDigit(byte & 0x0f))
@@ -126,6 +129,11 @@ extension KeyringItemKey {
             out.append(high << 4 | low)
         }
         return String(validating: out, as: UTF8.self)
+    }
+
+    /// `%`, `:`, the control bytes and DEL.
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "%") || byte == UInt8(ascii: ":") || byte < 0x20 || byte == 0x7f
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {

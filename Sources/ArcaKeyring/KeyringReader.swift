@@ -5,11 +5,14 @@ import ArcaCrypto
 ///
 /// A key is readable only by a process that *possesses* it, that is, reaches it
 /// from its own thread, process or session keyring. A login session set up by
-/// pam_keyinit links `@u` into the session keyring, but a systemd service with
-/// `KeyringMode=private` has a fresh session keyring without it, and a
-/// cron-like process has none. So the reader links `@u` (and, for services, the
-/// caller's persistent keyring) into its *process* keyring, which is neither
-/// inherited by children nor kept across exec, then searches that.
+/// pam_keyinit links `@u` into the session keyring, and a process without a session
+/// keyring reaches `@u` through the user-session keyring; a systemd service with
+/// `KeyringMode=private` has a fresh session keyring without it. So ``read(_:)``
+/// searches `@u` itself and reads, and only when the read is refused (that private
+/// session keyring) links `@u` into its *process* keyring, which is neither inherited
+/// by children nor kept across exec, and reads again. ``find(_:)``, and every read
+/// that includes the persistent keyring (services), link `@u` (and the caller's
+/// persistent keyring) into the process keyring first and search that.
 public struct KeyringReader: Sendable {
     /// Whether to also look in the caller's persistent keyring (`arca:svc`, for services).
     public var includesPersistentKeyring: Bool
@@ -23,7 +26,10 @@ public struct KeyringReader: Sendable {
     /// on first use. Throws ENOKEY if the item is not in the kernel (locked, absent,
     /// or too large for the kernel: ask arcad).
     public func find(_ key: KeyringItemKey) throws(KeyringError) -> KeySerial {
-        let description = key.keyDescription
+        try find(description: key.keyDescription)
+    }
+
+    private func find(description: String) throws(KeyringError) -> KeySerial {
         do throws(KeyringErrno) {
             return try KeySerial.processKeyring.search(type: "user", description: description)
         } catch {
@@ -39,15 +45,49 @@ public struct KeyringReader: Sendable {
 
     /// The item's secret, in new secure storage.
     public func read(_ key: KeyringItemKey) throws(KeyringError) -> SecretBytes {
-        let serial = try find(key)
-        return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read() }
+        try readPossessed(key.keyDescription) { serial throws(KeyringErrno) in try serial.read() }
     }
 
     /// Reads the item's secret into `buffer` without allocating; returns the
     /// secret's length, which may exceed `buffer.count` (then only a prefix was copied).
     public func read(_ key: KeyringItemKey, into buffer: SecretBytes) throws(KeyringError) -> Int {
-        let serial = try find(key)
-        return try mapped("keyctl_read") { () throws(KeyringErrno) in try serial.read(into: buffer) }
+        try read(description: key.keyDescription, into: buffer)
+    }
+
+    /// ``read(_:into:)`` of the key with this description (``KeyringItemKey/keyDescription``).
+    public func read(description: String, into buffer: SecretBytes) throws(KeyringError) -> Int {
+        try readPossessed(description) { serial throws(KeyringErrno) in try serial.read(into: buffer) }
+    }
+
+    /// Runs `read` on the item's key. Without the persistent keyring the key is searched
+    /// for in `@u` itself: a special keyring counts as possessed, so the search reaches
+    /// the possessor-only rings under it. Whether the read is allowed depends on the
+    /// caller's own keyrings: in a login session (pam_keyinit links `@u` into the
+    /// session keyring) or without any session keyring (the user-session keyring links
+    /// `@u`) it is, and `arca get` costs two system calls and never creates a process
+    /// keyring. In a private session keyring (`KeyringMode=private`) the read is refused
+    /// with EACCES, and goes again once `@u` is linked into the process keyring, as
+    /// ``find(_:)`` does for every search.
+    // Inlined: an unspecialised generic here made a fresh process look up `Errno: Error` at run time.
+    @inline(__always)
+    private func readPossessed<R>(
+        _ description: String, _ read: (KeySerial) throws(KeyringErrno) -> R
+    ) throws(KeyringError) -> R {
+        let serial: KeySerial
+        if includesPersistentKeyring {
+            serial = try find(description: description)
+        } else {
+            serial = try mapped("keyctl_search") { () throws(KeyringErrno) in
+                try KeySerial.userKeyring.search(type: "user", description: description)
+            }
+            do throws(KeyringErrno) {
+                return try read(serial)
+            } catch {
+                guard error == .permissionDenied else { throw KeyringError.from(error, operation: "keyctl_read") }
+            }
+            try linkSources()
+        }
+        return try mapped("keyctl_read") { () throws(KeyringErrno) in try read(serial) }
     }
 
     /// Links `@u` (and the persistent keyring) into the process keyring, creating it.

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,6 +35,8 @@ int arca_peer_groups(int fd, uint32_t *groups, size_t *count) {
 }
 
 int arca_madvise_dontdump(void *address, size_t length) { return madvise(address, length, MADV_DONTDUMP); }
+
+ssize_t arca_getrandom(void *buffer, size_t length) { return getrandom(buffer, length, 0); }
 
 void arca_secure_zero(void *address, size_t length) {
     if (length > 0) explicit_bzero(address, length);

@@ -1,6 +1,10 @@
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @testable import ArcaCrypto
 
 @Suite("SecretBytes")
@@ -40,29 +44,31 @@ struct SecretBytesTests {
         #expect(seen.state.withLock { $0.zero } == true)
     }
 
-    @Test("new secrets read as zeros over their whole slot, also where a released one was")
+    @Test("new secrets read as zeros over their whole slot, also the released slot, which comes back")
     func poolReuse() throws {
         var first: UInt = 0
         do {
-            let secret = try SecretBytes.testing([UInt8](repeating: 0xEE, count: 200))
+            // 1,000 bytes: a class (1 KiB) few other tests use, so the slot is rarely taken between.
+            let secret = try SecretBytes.testing([UInt8](repeating: 0xEE, count: 1000))
             first = secret.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
         }
-        // The pool is shared with tests running in parallel: look for the slot among a few.
-        let next = try (0..<64).map { _ in try SecretBytes(count: 200) }
+        // The free list is last in, first out; tests running in parallel may take a slot or
+        // two of the class in between, so look for it among a few. (SecurePoolTests holds
+        // the exact order, on a pool state of its own.)
+        let next = try (0..<64).map { _ in try SecretBytes(count: 1000) }
+        let addresses = next.map { secret in secret.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } }
+        #expect(addresses.contains(first))
         for secret in next {
             secret.withUnsafeBytes { buffer in
-                let full = UnsafeRawBufferPointer(start: buffer.baseAddress, count: 256)
+                let full = UnsafeRawBufferPointer(start: buffer.baseAddress, count: 1024)
                 #expect(full.allSatisfy { $0 == 0 })
             }
         }
-        // (Usually one of them is the released slot: the free list is last in, first out.)
-        #expect(first != 0)
     }
 
     @Test("the pool grows lazily: one page first, then chunks that double up to 256 KiB, each a whole number of slots")
     func poolGrowth() {
-        var sizes = [SecurePool.firstChunkSize]
-        while sizes.count < 8 { sizes.append(SecurePool.chunkSize(after: sizes[sizes.count - 1])) }
+        let sizes = (0..<8).map { SecurePool.chunkSize(index: $0) }
         #expect(sizes == [4096, 8192, 16384, 32768, 65536, 131072, 262144, 262144])
         for size in sizes {
             #expect(SecurePool.slotSizes.allSatisfy { size % $0 == 0 })
@@ -128,5 +134,47 @@ struct SecretBytesTests {
         #expect(before >= 0)
         #expect(during - before >= 16 * 64)
         withExtendedLifetime(secrets) {}
+    }
+
+    /// A /proc file read to its end (its size reads as 0, so read until EOF).
+    static func procFile(_ path: String) -> String {
+        guard let file = fopen(path, "r") else { return "" }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            if got == 0 { break }
+            bytes += chunk[..<got]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test("a pooled secret (4 KiB) is locked into RAM and out of core dumps: its mapping's VmFlags hold lo and dd")
+    func pooledLocked() throws {
+        let secret = try SecretBytes(count: 4096)
+        let address = secret.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+        let smaps = Self.procFile("/proc/self/smaps")
+        var inMapping = false
+        var flags: [Substring] = []
+        for line in smaps.split(separator: "\n") {
+            // A mapping starts with "start-end perms ..."; its fields follow, VmFlags last.
+            if let range = line.split(separator: " ").first, range.contains("-"),
+                let dash = range.firstIndex(of: "-"),
+                let start = UInt(range[..<dash], radix: 16),
+                let end = UInt(range[range.index(after: dash)...], radix: 16)
+            {
+                inMapping = start <= address && address < end
+            } else if inMapping, line.hasPrefix("VmFlags:") {
+                flags = line.split(separator: " ").dropFirst().map { $0 }
+            }
+        }
+        // lo: mlock; dd: MADV_DONTDUMP.
+        #expect(flags.contains("lo"), "mapping of \(String(address, radix: 16)) in \(smaps.utf8.count) bytes of smaps")
+        #expect(flags.contains("dd"))
+        let status = Self.procFile("/proc/self/status")
+        let vmLck = status.split(separator: "\n").first { $0.hasPrefix("VmLck:") }?.split(separator: " ")
+        #expect((vmLck.flatMap { Int($0[1]) } ?? 0) >= 4)
+        withExtendedLifetime(secret) {}
     }
 }

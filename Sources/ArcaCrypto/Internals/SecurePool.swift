@@ -20,6 +20,14 @@ import Synchronization
 /// one PAM call) maps and locks a page or two instead of 256 KiB per class:
 /// mlock faults in every page it locks, and that was most of what `arca get`
 /// paid over `keyctl print` (bench/cli).
+///
+/// The bookkeeping holds no Swift collection: each class keeps the unused tail of
+/// its newest chunk and a free list threaded through the released slots (a
+/// released slot, already zeroed, holds the address of the next one in its first
+/// word, XORed with a random cookie, and checked against the class's chunks before
+/// it is followed; `SecretBytes` zeroes the whole slot again when it hands it out). A fresh
+/// process's first secret thus costs no generic metadata or array growth, only the
+/// one chunk's `mmap`, `mlock` and `madvise`.
 enum SecurePool {
     /// Slot sizes; a secret takes the smallest that fits.
     static let slotSizes = [64, 256, 1024, 4096]
@@ -28,61 +36,190 @@ enum SecurePool {
     /// The largest chunk mapped at a time per size class.
     static let maxChunkSize = 256 * 1024
 
-    private struct FreeLists {
-        var slots: [[Slot]] = Array(repeating: [], count: SecurePool.slotSizes.count)
-        /// The size of the next chunk of each class: doubles up to `maxChunkSize`.
-        var nextChunkSize = Array(repeating: SecurePool.firstChunkSize, count: SecurePool.slotSizes.count)
-        /// Set when mlock failed once: the pool then stays out of the way.
-        var disabled = false
+    /// The most chunks a size class maps (4 KiB doubling to 256 KiB: 764 KiB of slots);
+    /// past them its secrets come from `sodium_malloc`. A fixed number, so that the
+    /// chunk bases sit in fixed fields and a free-list link can be checked against them.
+    static let maxChunks = 8
+
+    /// One size class: where its next slot comes from. Every field starts at zero, on
+    /// purpose (see ``FreeLists``).
+    struct SizeClass {
+        /// The most recently released slot; each free slot's first word holds the next,
+        /// encoded (see ``FreeLists/cookie``).
+        var free: UnsafeMutableRawPointer?
+        /// The part of the newest chunk never handed out yet.
+        var unused: UnsafeMutableRawPointer?
+        var unusedBytes = 0
+        /// How many chunks the class has mapped (the next one's size follows).
+        var chunks = 0
+        /// The chunks' base addresses, in the order mapped (the first `chunks` are set).
+        var bases: (UInt, UInt, UInt, UInt, UInt, UInt, UInt, UInt) = (0, 0, 0, 0, 0, 0, 0, 0)
+
+        func base(_ index: Int) -> UInt {
+            withUnsafeBytes(of: bases) { $0.load(fromByteOffset: index * MemoryLayout<UInt>.stride, as: UInt.self) }
+        }
+
+        mutating func setBase(_ index: Int, _ address: UInt) {
+            withUnsafeMutableBytes(of: &bases) {
+                $0.storeBytes(of: address, toByteOffset: index * MemoryLayout<UInt>.stride, as: UInt.self)
+            }
+        }
+
+        /// Whether `address` is the start of a slot of `size` bytes this class has
+        /// handed out: inside one of its chunks, on a slot boundary, and not in the
+        /// newest chunk's never-used tail.
+        func owns(_ address: UInt, size: Int) -> Bool {
+            guard address % UInt(size) == 0 else { return false }
+            let tail = unused.map { UInt(bitPattern: $0) } ?? .max
+            for index in 0..<min(chunks, SecurePool.maxChunks) {
+                let base = base(index)
+                guard address >= base, address - base < UInt(SecurePool.chunkSize(index: index)) else { continue }
+                return (address - base) % UInt(size) == 0 && (index < chunks - 1 || address < tail)
+            }
+            return false
+        }
     }
 
-    /// One free slot's address.
-    // @unchecked: a raw pointer, handed out under the lock and owned by exactly one SecretBytes until returned.
-    private struct Slot: @unchecked Sendable {
-        let address: UnsafeMutableRawPointer
+    /// The pool's whole state. Every initial value is zero, on purpose: Swift 6.3.1 at
+    /// -O drops the initial value of a global `Mutex` whose value is larger than six
+    /// words and leaves it zero-filled. Reproduction (two files, `swiftc -O a.swift main.swift`;
+    /// prints 0, and 7 at -Onone or with six fields):
+    ///
+    ///     // a.swift
+    ///     import Synchronization
+    ///     struct S { var a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7 }
+    ///     enum Pool { static let m = Mutex(S()); static func g() -> Int { m.withLock { $0.g } } }
+    ///     // main.swift
+    ///     print(Pool.g())
+    ///
+    /// (it once made the first chunk `mmap(0)` and turned the pool off). So a field that
+    /// needs another start (the cookie) is set lazily, and `SecretBytesTests` checks
+    /// that `FreeLists()` is all zero bytes.
+    // @unchecked: raw pointers into the pool's chunks, only ever read or written under the lock.
+    struct FreeLists: @unchecked Sendable {
+        // Four classes as four fields, not an array: see the type's comment.
+        var class64 = SizeClass()
+        var class256 = SizeClass()
+        var class1024 = SizeClass()
+        var class4096 = SizeClass()
+        /// What every free-list link is XORed with (glibc's safe-linking): a random word
+        /// drawn at the first release, so a link written over a released slot (a use
+        /// after free, an overflow from the slot before) decodes to a random address,
+        /// which `allocate` refuses instead of handing out.
+        var cookie: UInt = 0
+        var hasCookie = false
+        /// Set when mlock failed once, or a free-list link did not check out: the pool
+        /// then stays out of the way.
+        var disabled = false
+
+        /// The class of slots of `size` bytes (one of `slotSizes`).
+        subscript(size: Int) -> SizeClass {
+            get {
+                switch size {
+                case 64: class64
+                case 256: class256
+                case 1024: class1024
+                default: class4096
+                }
+            }
+            set {
+                switch size {
+                case 64: class64 = newValue
+                case 256: class256 = newValue
+                case 1024: class1024 = newValue
+                default: class4096 = newValue
+                }
+            }
+        }
+
+        /// A slot of `size` bytes (one of `slotSizes`), all zero if every release was of a
+        /// zeroed slot; or nil (the pool is off, or the class has all its chunks in use).
+        mutating func allocate(size: Int) -> UnsafeMutableRawPointer? {
+            if disabled { return nil }
+            var sizeClass = self[size]
+            defer { self[size] = sizeClass }
+            if let slot = sizeClass.free {
+                let next = slot.load(as: UInt.self) ^ cookie
+                guard next == 0 || sizeClass.owns(next, size: size) else {
+                    disabled = true
+                    return nil
+                }
+                sizeClass.free = UnsafeMutableRawPointer(bitPattern: next)
+                // The rest of the slot was zeroed on release; the link goes too.
+                slot.storeBytes(of: 0, as: UInt.self)
+                return slot
+            }
+            if sizeClass.unusedBytes < size {
+                guard sizeClass.chunks < SecurePool.maxChunks else { return nil }
+                let bytes = SecurePool.chunkSize(index: sizeClass.chunks)
+                guard let chunk = SecurePool.mapChunk(bytes) else {
+                    disabled = true
+                    return nil
+                }
+                sizeClass.setBase(sizeClass.chunks, UInt(bitPattern: chunk))
+                sizeClass.chunks += 1
+                sizeClass.unused = chunk
+                sizeClass.unusedBytes = bytes
+            }
+            guard let slot = sizeClass.unused else { return nil }
+            sizeClass.unused = slot + size
+            sizeClass.unusedBytes -= size
+            return slot
+        }
+
+        /// Puts a slot (already zeroed) of `size` bytes on its class's free list.
+        mutating func release(_ pointer: UnsafeMutableRawPointer, size: Int) {
+            if !hasCookie {
+                guard let random = SecurePool.randomWord() else {
+                    // No randomness: keep the slot out of use rather than link it in the clear.
+                    disabled = true
+                    return
+                }
+                cookie = random
+                hasCookie = true
+            }
+            pointer.storeBytes(of: UInt(bitPattern: self[size].free) ^ cookie, as: UInt.self)
+            self[size].free = pointer
+        }
     }
 
     private static let lists = Mutex(FreeLists())
 
-    /// The chunk a size class maps after one of `size` bytes: twice as large, at most `maxChunkSize`.
-    static func chunkSize(after size: Int) -> Int { min(size * 2, maxChunkSize) }
+    /// The size of a class's chunk number `index` (from 0): one page, doubling up to `maxChunkSize`.
+    static func chunkSize(index: Int) -> Int { min(firstChunkSize << min(index, 16), maxChunkSize) }
 
     /// The slot size for `count` bytes, or nil if too large for the pool.
-    static func slotSize(for count: Int) -> Int? { slotSizes.first { count <= $0 } }
-
-    /// A zeroed slot of at least `count` bytes, or nil (too large, or the pool is
-    /// unavailable: the caller falls back to `sodium_malloc`).
-    static func allocate(_ count: Int) -> UnsafeMutableRawPointer? {
-        guard let index = slotSizes.firstIndex(where: { count <= $0 }) else { return nil }
-        return lists.withLock { lists -> UnsafeMutableRawPointer? in
-            if lists.disabled { return nil }
-            if lists.slots[index].isEmpty {
-                let bytes = lists.nextChunkSize[index]
-                guard let chunk = mapChunk(bytes) else {
-                    lists.disabled = true
-                    return nil
-                }
-                lists.nextChunkSize[index] = chunkSize(after: bytes)
-                let size = slotSizes[index]
-                // Highest offset first: popLast hands out the chunk from its start.
-                for offset in stride(from: bytes - size, through: 0, by: -size) {
-                    lists.slots[index].append(Slot(address: chunk + offset))
-                }
-            }
-            return lists.slots[index].popLast()?.address
+    static func slotSize(for count: Int) -> Int? {
+        switch count {
+        case ...64: 64
+        case ...256: 256
+        case ...1024: 1024
+        case ...4096: 4096
+        default: nil
         }
+    }
+
+    /// A slot of at least `count` bytes (its contents are not defined: the caller
+    /// zeroes it), or nil (too large, or the pool is unavailable: the caller falls
+    /// back to `sodium_malloc`).
+    static func allocate(_ count: Int) -> UnsafeMutableRawPointer? {
+        guard let size = slotSize(for: count) else { return nil }
+        return lists.withLock { $0.allocate(size: size) }
     }
 
     /// Returns a slot (already zeroed by the caller) of the size class for `count`.
     static func release(_ pointer: UnsafeMutableRawPointer, count: Int) {
-        guard let index = slotSizes.firstIndex(where: { count <= $0 }) else { return }
-        let slot = Slot(address: pointer)
-        lists.withLock { $0.slots[index].append(slot) }
+        guard let size = slotSize(for: count) else { return }
+        lists.withLock { $0.release(pointer, size: size) }
     }
+
+    /// A random word from the kernel (not libsodium's, whose `sodium_init` `arca get`
+    /// would otherwise pay for at its first release), or nil.
+    static func randomWord() -> UInt? { KernelRandom.word() }
 
     /// Maps, locks and excludes from core dumps one chunk of `chunkSize` bytes. The
     /// corresponding C functions are `mmap`, `mlock` and `madvise(MADV_DONTDUMP)`.
-    private static func mapChunk(_ chunkSize: Int) -> UnsafeMutableRawPointer? {
+    static func mapChunk(_ chunkSize: Int) -> UnsafeMutableRawPointer? {
         guard let raw = mmap(nil, chunkSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
             raw != MAP_FAILED
         else { return nil }

@@ -1,7 +1,10 @@
 /// Calls `body` until it does not fail with `EINTR` (unless `retryOnInterrupt`
 /// is false); a result below zero is a failure whose code is in `errno`. The one
 /// place in Arca where EINTR is retried, as swift-system's `valueOrErrno`.
-@inline(__always)
+// @inlinable: without it every other module calls the unspecialised generic, and a
+// fresh process (`arca get`) pays for instantiating `Result<I, Errno>` and looking up
+// the integer witness tables at run time on its first system call.
+@inlinable @inline(__always)
 public func valueOrErrno<I: FixedWidthInteger>(retryOnInterrupt: Bool = true, _ body: () -> I) -> Result<I, Errno> {
     while true {
         let result = body()
@@ -14,7 +17,7 @@ public func valueOrErrno<I: FixedWidthInteger>(retryOnInterrupt: Bool = true, _ 
 
 /// As ``valueOrErrno(retryOnInterrupt:_:)`` for calls whose success value means
 /// nothing (`0` or `-1`).
-@inline(__always)
+@inlinable @inline(__always)
 public func nothingOrErrno<I: FixedWidthInteger>(
     retryOnInterrupt: Bool = true, _ body: () -> I
 ) -> Result<Void, Errno> {
@@ -24,7 +27,7 @@ public func nothingOrErrno<I: FixedWidthInteger>(
 /// As ``valueOrErrno(retryOnInterrupt:_:)`` for calls that return the negated
 /// error number instead of setting `errno` (`sd_bus_*`, raw `syscall` results
 /// decoded by the caller): a result below zero is `-errno`.
-@inline(__always)
+@inlinable @inline(__always)
 public func valueOrNegatedErrno<I: FixedWidthInteger & SignedInteger>(
     retryOnInterrupt: Bool = true, _ body: () -> I
 ) -> Result<I, Errno> {

@@ -91,6 +91,8 @@ int arca_peer_groups(int fd, uint32_t *groups, size_t *count);
 
 /* madvise(MADV_DONTDUMP): keep the range out of core files. Returns 0 or -1 with errno. */
 int arca_madvise_dontdump(void *address, size_t length);
+/* getrandom(2) (glibc declares it in <sys/random.h>, which Swift's Glibc module lacks). */
+ssize_t arca_getrandom(void *buffer, size_t length);
 
 /* Zeroes `length` bytes at `address` in a way the compiler may not elide
  * (explicit_bzero): the one zeroing primitive every Swift wipe ends in. */
