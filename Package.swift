@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "ArcaSystem", dependencies: ["CArcaSystem"]),
         // Detached threads for the daemons (arcad, arca-secretd); apart from ArcaSystem,
         // which the PAM module links and which must not bring pthread_create into it.
-        .target(name: "ArcaThreads", dependencies: ["ArcaSystem"]),
+        .target(name: "ArcaThreads", dependencies: ["ArcaSystem", "CArcaSystem"]),
         // Linked only into `arca` and pam_arca.so: argv for the Swift runtime without the
         // runtime's start-up read of /proc/self/maps (arguments.c says why and how).
         .target(name: "CArcaStartup"),

@@ -1,4 +1,6 @@
 import ArcaCrypto
+import ArcaKeyring
+import ArcaThreads
 
 /// The threads that serve arcad's connections, one connection per thread at a time.
 ///
@@ -10,15 +12,19 @@ import ArcaCrypto
 /// each for at most `idleSeconds`; a connection that finds none waiting gets a new
 /// thread at once, as before, so no connection ever waits behind another.
 ///
-/// Why a waiting thread is harmless: it holds no lock and no connection; what it
-/// staged in its thread keyring was unlinked before its last reply (KeyringLayout);
-/// the server wiped the request and reply buffers of its last connection.
+/// Why a waiting thread is harmless: it holds no lock, no connection and no closure
+/// of the last one; its thread keyring was cleared after the last connection (a key
+/// left there would be possessed by the next); its used stack was zeroed or handed
+/// back to the kernel (as glibc does when a thread exits); the server wiped the
+/// request and reply buffers of its last connection. A thread whose keyring or stack
+/// cannot be cleared exits instead of waiting.
 final class ConnectionWorkers: @unchecked Sendable {
     // @unchecked: every mutable field is read and written under `condition`.
     private let condition = Condition()
     private var jobs: [() -> Void] = []
     private var idle = 0
     private var started = 0
+    private var exited = 0
     /// How many finished threads may wait for a connection.
     let maxIdle: Int
     /// How long a finished thread waits before it exits.
@@ -32,6 +38,9 @@ final class ConnectionWorkers: @unchecked Sendable {
     /// Threads started so far (tests: a reused thread starts none).
     var threadsStarted: Int { condition.withLock { started } }
 
+    /// Threads that have stopped taking connections (tests: started − exited are alive).
+    var threadsExited: Int { condition.withLock { exited } }
+
     /// Threads waiting for a connection now.
     var threadsWaiting: Int { condition.withLock { idle - jobs.count } }
 
@@ -44,7 +53,9 @@ final class ConnectionWorkers: @unchecked Sendable {
                 return false
             }
             jobs.append(job)
-            condition.signal()
+            // broadcast, not signal: older glibc could lose a signal among several timed
+            // waiters (glibc bug 25847); at most `maxIdle` threads wake and re-check.
+            condition.broadcast()
             return true
         }
         if handed { return }
@@ -60,9 +71,22 @@ final class ConnectionWorkers: @unchecked Sendable {
         var job = first
         while true {
             job()
-            guard let next = nextJob() else { return }
+            // Nothing of the last connection waits with the thread: not its closure,
+            // not a key in the thread keyring, not what its frames left on the stack.
+            job = {}
+            guard Self.clearThreadKeyring(), (try? UsedStack.clear()) != nil, let next = nextJob() else {
+                condition.withLock { exited += 1 }
+                return
+            }
             job = next
         }
+    }
+
+    /// Empties the thread keyring if the thread has one (without creating it);
+    /// false when it exists and could not be cleared.
+    private static func clearThreadKeyring() -> Bool {
+        guard let ring = try? KeySerial.threadKeyring.resolve(create: false) else { return true }
+        return (try? ring.clear()) != nil
     }
 
     /// The next job, or nil when enough threads wait already or none came in time.

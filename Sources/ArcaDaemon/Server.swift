@@ -28,7 +28,8 @@ extension RequestHandling {
 /// reply be taken within it, however slowly the client trickles; memory follows
 /// the bytes that arrived, never the length a header announces. One uid may hold
 /// at most `maxConnectionsPerUID` connections, and arcad at most `maxConnections`
-/// in all (each is a thread and a buffer).
+/// in all (each is a thread and a buffer); besides those, up to 4 finished threads
+/// wait for the next connection (ConnectionWorkers).
 public final class Server: Sendable {
     private let listener: Int32
     private let handler: any RequestHandling

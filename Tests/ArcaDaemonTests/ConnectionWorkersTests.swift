@@ -49,7 +49,10 @@ import Testing
         #expect(Self.eventually { finished.withLock { $0 } == 6 })
         #expect(arrived.withLock { $0 } == 6)
         #expect(workers.threadsStarted == 6)
-        // One thread stays for the next connection; the five others exit.
+        // One thread stays for the next connection; the five others exit (waiting == 1
+        // alone would not show they left: one waits while others may still be about to).
+        #expect(Self.eventually { workers.threadsStarted - workers.threadsExited == 1 })
+        #expect(workers.threadsExited == 5)
         #expect(Self.eventually { workers.threadsWaiting == 1 })
         // Three at once: the waiting thread takes one, two new threads the others.
         arrived.withLock { $0 = 3 }
@@ -64,7 +67,9 @@ import Testing
         let ran = Mutex(0)
         try workers.run { ran.withLock { $0 += 1 } }
         #expect(Self.eventually { ran.withLock { $0 } == 1 })
-        #expect(Self.eventually { workers.threadsWaiting == 0 })
+        // It waits first (0 before that proves nothing), then leaves.
+        #expect(Self.eventually { workers.threadsWaiting == 1 })
+        #expect(Self.eventually { workers.threadsWaiting == 0 && workers.threadsExited == 1 })
         try workers.run { ran.withLock { $0 += 1 } }
         #expect(Self.eventually { ran.withLock { $0 } == 2 })
         #expect(workers.threadsStarted == 2)

@@ -61,7 +61,9 @@ import Testing
                     $0[1] = 4
                 }) == nil, "an unknown plan")
         #expect(SessionStash.parse(try SecretBytes(count: 19)) == nil)
-        #expect(AuthStash.parse(nil) == nil && SessionStash.parse(nil) == nil && CandidateStash.parse(nil) == nil)
+        #expect(AuthStash.parse(nil) == nil)
+        #expect(SessionStash.parse(nil) == nil)
+        #expect(CandidateStash.parse(nil) == nil)
         #expect(CandidateStash.parse(try SecretBytes(count: 20)) == nil, "a session stash is not a candidate")
     }
 

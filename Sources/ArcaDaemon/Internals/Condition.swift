@@ -56,9 +56,4 @@ final class Condition: @unchecked Sendable {
     func broadcast() {
         pthread_cond_broadcast(condition)
     }
-
-    /// Wakes one waiter. The corresponding C function is `pthread_cond_signal`.
-    func signal() {
-        pthread_cond_signal(condition)
-    }
 }

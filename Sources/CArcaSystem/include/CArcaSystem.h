@@ -110,4 +110,25 @@ int arca_open_unnamed(const char *directory, mode_t mode);
  * fails with EEXIST rather than replace an existing file. 0 or -1 with errno. */
 int arca_link_unnamed(int fd, const char *path);
 
+/* ---- A reused thread's stack (thread_stack.c) ---------------------------- */
+
+/* How far below the caller's frame arca_clear_used_stack zeroes in place (twice
+ * this) rather than discarding the pages. */
+#define ARCA_STACK_KEEP_BYTES 16384
+
+/*
+ * Clears what earlier calls left on the calling thread's stack below the caller's
+ * frame: zeroes the 32 KiB just below it (explicit_bzero) and gives every page
+ * from the stack's low end (pthread_getattr_np) up to 16 KiB below it back to the
+ * kernel (madvise MADV_DONTNEED), so they read as zeros, as glibc does when a
+ * thread exits. For a thread that serves one connection after another (arcad):
+ * the next one must not find the last one's secrets. Not for the main thread.
+ * Returns 0 or -1 with errno.
+ */
+int arca_clear_used_stack(void);
+
+/* The calling thread's stack: lowest address and size, guard page excluded
+ * (pthread_getattr_np). Returns 0 or -1 with errno. */
+int arca_thread_stack(uintptr_t *low, size_t *size);
+
 #endif
