@@ -87,7 +87,8 @@ final class SyncSession {
 
     /// Replays the journal: every record in order, then the heads and approvals. A restart
     /// thus rebuilds exactly the replica that was saved. A torn last entry (a crash mid-append)
-    /// is dropped by compacting the journal at once, before anything is appended after it.
+    /// is cut at once (truncated to the last whole entry and fsynced), before anything is
+    /// appended after it, whether or not a compaction would succeed.
     func replay() throws(HandlerError) {
         let journal = try store.read()
         var restored = Restored()
@@ -101,14 +102,20 @@ final class SyncSession {
         own = replica.journal.filter { Self.author(of: $0) == device }
         _ = replica.takeChanges()
         journalBytes = journal.size
-        compactedBytes = journal.size
-        if journal.torn { compactJournal(reason: "its last entry was torn") }
+        if journal.torn {
+            journalBytes = SyncStore.encode(journal.entries).count
+            try store.truncateJournal(to: journalBytes)
+            note("sync journal: a torn last entry (\(journal.size - journalBytes) bytes) was cut")
+        }
+        compactedBytes = journalBytes
     }
 
     /// What a replay restores besides the replica.
     struct Restored {
         var approvals: [DeviceID: [UInt8]] = [:]
         var lastHeads: [DeviceID: [UInt8]] = [:]
+        /// The index in the entries of each peer's last accepted head.
+        var heads: [DeviceID: Int] = [:]
         var snapshot: [UInt8]?
     }
 
@@ -117,14 +124,17 @@ final class SyncSession {
         _ entries: [SyncEntry], into replica: inout SyncReplica, device: DeviceID, restored: inout Restored,
         note: (String) -> Void
     ) {
-        for entry in entries {
+        for (index, entry) in entries.enumerated() {
             switch entry {
             case .record(let bytes):
                 do { try replica.apply(bytes) } catch { note("journal record refused at replay: \(error)") }
             case .head(let bytes):
                 do {
                     try replica.observe(head: bytes)
-                    if let head = try? SignedHead(parsing: bytes) { restored.lastHeads[head.author] = bytes }
+                    if let head = try? SignedHead(parsing: bytes) {
+                        restored.lastHeads[head.author] = bytes
+                        restored.heads[head.author] = index
+                    }
                 } catch {
                     note("journal head refused at replay: \(error)")
                 }
