@@ -12,7 +12,8 @@ import ArcaSync
 ///   the replay's own queue; its later copy is a duplicate);
 /// - each peer's last head a replay accepts only (a replay keeps only that head's announcement,
 ///   acknowledgements and time; an earlier one can neither make it fail nor change it; a later
-///   one it refuses, e.g. one past a removed device's cut-off, changes nothing either);
+///   one it refuses, e.g. one past a removed device's cut-off, changes nothing either), and the
+///   last one whose time was kept if that one's was not (a time too far ahead);
 /// - each device's last approval only (the last one wins at replay);
 /// - every collection (its burial applies where it stands);
 /// - each author's last snapshot only: its burials cover every burial of that author's earlier
@@ -45,7 +46,7 @@ extension SyncSession {
             let journal = try store.read()
             let (whole, restored) = try replayed(journal.entries)
             for keepSnapshots in [false, true] {
-                let kept = Self.compacted(journal.entries, heads: restored.heads, keepingSnapshots: keepSnapshots)
+                let kept = Self.compacted(journal.entries, heads: restored.keptHeads, keepingSnapshots: keepSnapshots)
                 guard kept.count < journal.entries.count || journal.torn else { return }
                 let dropped = journal.size - SyncStore.encode(kept).count
                 guard force || journal.torn || dropped * 2 >= journal.size else { return }
@@ -59,7 +60,7 @@ extension SyncSession {
             }
             compactionFailed("a replay of the rewrite would not rebuild what the journal rebuilds")
         } catch {
-            compactionFailed((error as? HandlerError)?.message ?? "\(error)")
+            compactionFailed(error.message)
         }
     }
 
@@ -84,12 +85,10 @@ extension SyncSession {
     }
 
     /// The entries of `entries` a replay needs, in order (see the extension's doc).
-    /// `heads`: the index in `entries` of each peer's last head a replay accepted
-    /// (`Restored.heads`); every other head is dropped.
-    static func compacted(
-        _ entries: [SyncEntry], heads: [DeviceID: Int], keepingSnapshots: Bool = false
-    ) -> [SyncEntry] {
-        let acceptedHeads = Set(heads.values)
+    /// `heads`: the indices in `entries` of the heads to keep (`Restored.keptHeads`: each
+    /// peer's last head a replay accepted, and its last one whose time was kept); every other
+    /// head is dropped.
+    static func compacted(_ entries: [SyncEntry], heads: Set<Int>, keepingSnapshots: Bool = false) -> [SyncEntry] {
         var keep = [Bool](repeating: true, count: entries.count)
         var records: Set<Digest> = []
         for (index, entry) in entries.enumerated() {
@@ -104,7 +103,7 @@ extension SyncSession {
         for index in entries.indices.reversed() {
             switch entries[index] {
             case .head:
-                keep[index] = acceptedHeads.contains(index)
+                keep[index] = heads.contains(index)
             case .approval(let device, _):
                 keep[index] = approvals.insert(device).inserted
             case .snapshot(let bytes):

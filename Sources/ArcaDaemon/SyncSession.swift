@@ -114,8 +114,12 @@ final class SyncSession {
     struct Restored {
         var approvals: [DeviceID: [UInt8]] = [:]
         var lastHeads: [DeviceID: [UInt8]] = [:]
-        /// The index in the entries of each peer's last accepted head.
+        /// The index in the entries of each peer's last accepted head, and of its last accepted
+        /// head whose time was kept (`SyncReplica.observe(head:)`).
         var heads: [DeviceID: Int] = [:]
+        var timedHeads: [DeviceID: Int] = [:]
+        /// The heads a compaction keeps: every other one changes nothing at replay.
+        var keptHeads: Set<Int> { Set(heads.values).union(timedHeads.values) }
         var snapshot: [UInt8]?
     }
 
@@ -130,10 +134,11 @@ final class SyncSession {
                 do { try replica.apply(bytes) } catch { note("journal record refused at replay: \(error)") }
             case .head(let bytes):
                 do {
-                    try replica.observe(head: bytes)
+                    let timed = try replica.observe(head: bytes)
                     if let head = try? SignedHead(parsing: bytes) {
                         restored.lastHeads[head.author] = bytes
                         restored.heads[head.author] = index
+                        if timed { restored.timedHeads[head.author] = index }
                     }
                 } catch {
                     note("journal head refused at replay: \(error)")
@@ -277,6 +282,9 @@ final class SyncSession {
         case .resynced(let device, let items):
             "resynced from the snapshot of device \(device.short): \(items) items deleted elsewhere while this "
                 + "device was away stay deleted (its edits of them are conflict siblings)"
+        case .headAhead(let device, let wall):
+            "the head of device \(device.short) has a time (\(wall) ms) more than 5 minutes ahead "
+                + "(accepted; its time is not used for dormancy)"
         }
     }
 }
