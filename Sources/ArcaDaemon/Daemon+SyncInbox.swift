@@ -129,6 +129,7 @@ extension Daemon {
                 continue
             }
             let outcome = Self.applyOne(file, session: session, journal: &extra)
+            extra += session.takeApplied()  // journaled in the order applied
             if outcome.code == .refused {
                 session.note("\(file.kind) from \(Self.short(file.author)): \(outcome.message)")
             }
@@ -144,6 +145,7 @@ extension Daemon {
             if circleChanged {
                 for index in waiting {
                     outcomes[index] = Self.applyOne(files[index], session: session, journal: &extra)
+                    extra += session.takeApplied()
                 }
             }
             // A file the queue's bounds turn away is deferred (or refused): the agent offers it again later.

@@ -166,6 +166,21 @@ final class SyncSession {
         journalBytes += try store.append(fresh.map { .record($0) } + extra)
         journaled = replica.journal.count
         own += fresh.filter { Self.author(of: $0) == device }
+        finishPersist()
+    }
+
+    /// The records the replica applied since the last call (or `persist`), as journal entries,
+    /// counted as journaled: a batch puts them among its other entries in the order applied (a
+    /// snapshot adopted before a record must be journaled before it, or a replay differs), then
+    /// persists them with `persist(_:)`.
+    func takeApplied() -> [SyncEntry] {
+        let fresh = Array(replica.journal[journaled...])
+        journaled = replica.journal.count
+        own += fresh.filter { Self.author(of: $0) == device }
+        return fresh.map { .record($0) }
+    }
+
+    private func finishPersist() {
         for report in replica.reports[replicaReports...] { note(Self.describe(report)) }
         replicaReports = replica.reports.count
         if let reason = compactionReason() { compactJournal(reason: reason) }
