@@ -60,6 +60,8 @@ extension SyncSession {
             }
             compactionFailed("a replay of the rewrite would not rebuild what the journal rebuilds")
         } catch {
+            // A failure after the rename (the directory's fsync) leaves the new journal: its size.
+            if let status = try? FileSystem.status(path: store.journalPath) { journalBytes = Int(status.size) }
             compactionFailed(error.message)
         }
     }
