@@ -70,9 +70,12 @@ extension ArcadClient {
         return try expect(.syncRemove(uid: uid, device: device)) { if case .syncRemoval(let v) = $0 { v } else { nil } }
     }
 
-    /// `arca sync status`, with its ``SyncStatus/detail`` (needs an arcad that knows it).
-    public func syncStatus(uid: UInt32) throws(SyncCallError) -> SyncStatus {
-        return try expect(.syncStatus(uid: uid, detailed: true)) { if case .syncStatus(let v) = $0 { v } else { nil } }
+    /// `arca sync status`; `detailed`: with its ``SyncStatus/detail`` (an arcad from before it
+    /// closes the connection on the request's flag byte: ask again without it).
+    public func syncStatus(uid: UInt32, detailed: Bool = false) throws(SyncCallError) -> SyncStatus {
+        return try expect(.syncStatus(uid: uid, detailed: detailed)) {
+            if case .syncStatus(let v) = $0 { v } else { nil }
+        }
     }
 
     /// `arca find --conflicts`.

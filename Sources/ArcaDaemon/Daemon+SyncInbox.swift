@@ -94,9 +94,9 @@ extension Daemon {
         // Loaded first, so that what the queue reports (drops, expiries) reaches its reports.
         _ = try syncSession(state, vault: vault, key: key)
         // Taken out first: a file that must wait again (a join not yet approved) is queued anew.
-        let files = try takeQueue(store, state: state, retryWaiting: retryWaiting)
+        let (files, since) = try takeQueue(store, state: state, retryWaiting: retryWaiting)
         guard !files.isEmpty else { return }
-        let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key, fromQueue: true)
+        let outcomes = try applySyncFiles(files, state: state, vault: vault, key: key, fromQueue: true, since: since)
         Log.info("uid \(state.uid): sync: \(outcomes.filter { $0.code == .applied }.count) queued files applied")
         // A circle update among them (queued while locked) may name the author or epoch of files
         // that wait for one: retried now, since the agent will not offer them again.
@@ -106,11 +106,13 @@ extension Daemon {
     }
 
     /// Verifies and merges `files` in order; one outcome each. Refusals change nothing and
-    /// are kept in the reports. `fromQueue`: the files were already kept in the queue (within
-    /// its bounds), so those that must wait for a circle update stay without the smaller bound
-    /// of waiting files (no agent would offer them again); they still expire.
+    /// are kept in the reports. `fromQueue`: the files were already kept in the queue, so those
+    /// that must wait for a circle update are not deferred beyond the bound of waiting files (no
+    /// agent would offer them again): the oldest beyond it are dropped, counted as expired, and
+    /// each keeps the time it was first queued (`since`).
     func applySyncFiles(
-        _ files: [SyncFile], state: UserState, vault: Vault, key: SecretBytes, fromQueue: Bool = false
+        _ files: [SyncFile], state: UserState, vault: Vault, key: SecretBytes, fromQueue: Bool = false,
+        since: [[UInt8]: UInt64] = [:]
     ) throws(HandlerError) -> [SyncFileOutcome] {
         let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
         var outcomes: [SyncFileOutcome] = []
@@ -129,6 +131,7 @@ extension Daemon {
                 continue
             }
             let outcome = Self.applyOne(file, session: session, journal: &extra)
+            extra += session.takeApplied()  // journaled in the order applied
             if outcome.code == .refused {
                 session.note("\(file.kind) from \(Self.short(file.author)): \(outcome.message)")
             }
@@ -144,13 +147,14 @@ extension Daemon {
             if circleChanged {
                 for index in waiting {
                     outcomes[index] = Self.applyOne(files[index], session: session, journal: &extra)
+                    extra += session.takeApplied()
                 }
             }
             // A file the queue's bounds turn away is deferred (or refused): the agent offers it again later.
             let again = waiting.filter { Self.waitsForCircle(outcomes[$0]) }
             let kept = try enqueue(
                 again.map { files[$0] }, waiting: true, message: "", state: state, store: store,
-                boundWaiting: !fromQueue)
+                boundWaiting: !fromQueue, since: since)
             for (index, outcome) in zip(again, kept) where outcome.code != .queued { outcomes[index] = outcome }
             try session.persist(extra)
             let vaultChanged = try applyWinners(session, state: state, vault: vault)

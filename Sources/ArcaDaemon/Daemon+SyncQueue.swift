@@ -44,10 +44,13 @@ enum SyncQueueLimits {
 extension Daemon {
     /// Keeps `files` in the user's queue within `SyncQueueLimits`; one outcome each (`queued`
     /// with `message`, or `refused`). `waiting`: the files wait for a circle update, within
-    /// `waitingFiles` and `waitingBytes` too unless `boundWaiting` is false.
+    /// `waitingFiles` and `waitingBytes` too: beyond them deferred (the agent offers them again),
+    /// or with `boundWaiting` false (files taken from the queue, which no agent offers again)
+    /// the oldest beyond them dropped, counted as expired. `since`: when a file taken from the
+    /// queue was first queued (kept, so waiting again does not restart its day); others: now.
     func enqueue(
         _ files: [SyncFile], waiting: Bool, message: String, state: UserState, store: SyncStore,
-        boundWaiting: Bool = true
+        boundWaiting: Bool = true, since: [[UInt8]: UInt64] = [:]
     ) throws(HandlerError) -> [SyncFileOutcome] {
         guard !files.isEmpty else { return [] }
         var perAuthor: [[UInt8]: Int] = [:]
@@ -55,8 +58,10 @@ extension Daemon {
         var held: Set<[UInt8]> = []
         var waitingCount = 0
         var waitingSize = 0
+        var expiredCount: UInt32 = 0
         let now = syncNowMillis()
         for case .queued(let kind, let author, let bytes) in try expireWaiting(store, state: state, now: now) {
+            if kind == SyncQueueLimits.expiredKind { expiredCount = Self.expiredCount(bytes) }
             total += bytes.count + author.count + 6
             guard let queued = QueuedFile(kind: kind, author: author, bytes: bytes) else { continue }
             perAuthor[author, default: 0] += 1
@@ -69,7 +74,14 @@ extension Daemon {
         var kept: [SyncEntry] = []
         var outcomes: [SyncFileOutcome] = []
         var dropped: [[UInt8]: UInt32] = [:]
-        for file in files {
+        var deferredWaiting: [[UInt8]: UInt32] = [:]
+        let overflow =
+            waiting && !boundWaiting ? Self.oldestOverBound(files, count: waitingCount, size: waitingSize) : []
+        for (index, file) in files.enumerated() {
+            if overflow.contains(index) {
+                outcomes.append(SyncFileOutcome(code: .refused, message: "expired: \(SyncQueueLimits.waitingDescription)"))
+                continue
+            }
             if let refusal = Self.queueRefusal(file) {
                 outcomes.append(SyncFileOutcome(code: .refused, message: refusal))
                 continue
@@ -80,9 +92,10 @@ extension Daemon {
             }
             let count = perAuthor[file.author] ?? 0
             let size = file.bytes.count + file.author.count + 6 + (waiting ? 8 : 0)
-            if waiting && boundWaiting {
+            if waiting {
                 guard waitingCount < SyncQueueLimits.waitingFiles, waitingSize + size <= SyncQueueLimits.waitingBytes
                 else {
+                    deferredWaiting[file.author, default: 0] += 1
                     outcomes.append(
                         SyncFileOutcome(code: .deferred, message: "not kept: \(SyncQueueLimits.waitingDescription)"))
                     continue
@@ -106,7 +119,7 @@ extension Daemon {
                 waitingCount += 1
                 waitingSize += size
             }
-            kept.append(QueuedFile(file: file, waiting: waiting, since: now).entry)
+            kept.append(QueuedFile(file: file, waiting: waiting, since: since[file.bytes] ?? now).entry)
             outcomes.append(SyncFileOutcome(code: .queued, message: message))
         }
         for (author, count) in dropped.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
@@ -123,15 +136,50 @@ extension Daemon {
                 Log.warning("uid \(state.uid): sync: \(report)")
             }
         }
+        for (author, count) in deferredWaiting.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            let report = "\(count) files from device \(Self.short(author)) not kept: \(SyncQueueLimits.waitingDescription)"
+            if let session = state.sync { session.note(report) } else { Log.warning("uid \(state.uid): sync: \(report)") }
+        }
+        if !overflow.isEmpty {
+            let count = expiredCount &+ UInt32(clamping: overflow.count)
+            kept.append(Self.expiredMarker(count))
+            let report =
+                "\(overflow.count) files waiting for a circle update dropped, the oldest beyond the bound "
+                + "(\(SyncQueueLimits.waitingFiles) files, \(SyncQueueLimits.waitingBytes >> 20) MiB), counted as "
+                + "expired (\(count) in all)"
+            if let session = state.sync { session.note(report) } else { Log.warning("uid \(state.uid): sync: \(report)") }
+        }
         try store.append(kept, toQueue: true)
         return outcomes
+    }
+
+    /// The indices of the oldest of `files` (in queue order) that do not fit within the waiting
+    /// bound beside `count` files of `size` bytes already waiting: the newest are kept.
+    static func oldestOverBound(_ files: [SyncFile], count: Int, size: Int) -> Set<Int> {
+        var count = count
+        var size = size
+        var over: Set<Int> = []
+        for index in files.indices.reversed() {
+            let bytes = files[index].bytes.count + files[index].author.count + 14
+            if count < SyncQueueLimits.waitingFiles, size + bytes <= SyncQueueLimits.waitingBytes {
+                count += 1
+                size += bytes
+            } else {
+                over.insert(index)
+            }
+        }
+        return over
     }
 
     /// Takes the files to apply out of the queue: every file kept for an unlock or a join, and
     /// those waiting for a circle update only with `retryWaiting` (one was applied). The others
     /// stay as they are; drops counted while locked go to the reports.
-    func takeQueue(_ store: SyncStore, state: UserState, retryWaiting: Bool) throws(HandlerError) -> [SyncFile] {
+    /// `since`: when each waiting file taken was queued (by its bytes).
+    func takeQueue(_ store: SyncStore, state: UserState, retryWaiting: Bool) throws(HandlerError) -> (
+        files: [SyncFile], since: [[UInt8]: UInt64]
+    ) {
         var take: [SyncFile] = []
+        var since: [[UInt8]: UInt64] = [:]
         var keep: [SyncEntry] = []
         var reports: [String] = []
         for entry in try expireWaiting(store, state: state, now: syncNowMillis()) {
@@ -150,9 +198,10 @@ extension Daemon {
                 keep.append(entry)
             } else {
                 take.append(queued.file)
+                if queued.waiting { since[queued.file.bytes] = queued.since }
             }
         }
-        guard !take.isEmpty || !reports.isEmpty else { return [] }
+        guard !take.isEmpty || !reports.isEmpty else { return ([], [:]) }
         for report in reports {
             if let session = state.sync {
                 session.note(report)
@@ -162,7 +211,7 @@ extension Daemon {
         }
         // Taken files that must wait again are queued anew by the caller.
         try store.replaceQueue(with: keep)
-        return take
+        return (take, since)
     }
 
     /// The number of files in the queue (drop and expiry counts excluded).

@@ -72,12 +72,11 @@ extension Daemon {
         for entry in entries {
             guard case .queued(let kind, let author, let bytes) = entry else { continue }
             if kind == SyncQueueLimits.expiredKind {
-                var r = ByteReader(bytes)
-                count = (try? r.u32("expired count")) ?? 0
+                count = Self.expiredCount(bytes)
                 continue
             }
             if let queued = QueuedFile(kind: kind, author: author, bytes: bytes), queued.waiting,
-                now >= queued.since, now - queued.since > SyncQueueLimits.waitingMillis
+                Self.hasExpired(since: queued.since, now: now)
             {
                 expired += 1
                 continue
@@ -86,10 +85,7 @@ extension Daemon {
         }
         guard expired > 0 else { return entries }
         count = count &+ UInt32(clamping: expired)
-        var marker = ByteWriter()
-        marker.u32(count)
-        let nobody = [UInt8](repeating: 0, count: 32)
-        kept.append(.queued(kind: SyncQueueLimits.expiredKind, author: nobody, bytes: marker.bytes))
+        kept.append(Self.expiredMarker(count))
         try store.replaceQueue(with: kept)
         let report =
             "\(expired) files that waited more than \(SyncQueueLimits.waitingMillis / 3_600_000) hours for a circle "
@@ -98,14 +94,31 @@ extension Daemon {
         return kept
     }
 
+    /// Whether a file queued at `since` has waited too long at `now`; a time more than a wait
+    /// ahead of `now` (the clock went back, or a forged time) counts as expired too.
+    static func hasExpired(since: UInt64, now: UInt64) -> Bool {
+        now >= since ? now - since > SyncQueueLimits.waitingMillis : since - now > SyncQueueLimits.waitingMillis
+    }
+
+    /// The queue entry counting `count` expired files in all (the last one in the queue counts).
+    static func expiredMarker(_ count: UInt32) -> SyncEntry {
+        var marker = ByteWriter()
+        marker.u32(count)
+        return .queued(kind: SyncQueueLimits.expiredKind, author: [UInt8](repeating: 0, count: 32), bytes: marker.bytes)
+    }
+
+    static func expiredCount(_ bytes: [UInt8]) -> UInt32 {
+        var r = ByteReader(bytes)
+        return (try? r.u32("expired count")) ?? 0
+    }
+
     /// The files waiting for a circle update now, and how many expired in all.
     func waitingCounts(_ store: SyncStore) throws(HandlerError) -> (waiting: UInt32, expired: UInt32) {
         var waiting: UInt32 = 0
         var expired: UInt32 = 0
         for case .queued(let kind, let author, let bytes) in try store.entries(queue: true) {
             if kind == SyncQueueLimits.expiredKind {
-                var r = ByteReader(bytes)
-                expired = (try? r.u32("expired count")) ?? 0
+                expired = Self.expiredCount(bytes)
             } else if QueuedFile(kind: kind, author: author, bytes: bytes)?.waiting == true {
                 waiting += 1
             }

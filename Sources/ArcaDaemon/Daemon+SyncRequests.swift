@@ -137,7 +137,7 @@ extension Daemon {
             let activity = replica.circle.members.values.sorted { $0.device < $1.device }.map {
                 SyncDeviceActivity(
                     headMillis: $0.device == session.device
-                        ? replica.clock.last.wallMillis : replica.headMillis(of: $0.device) ?? 0,
+                        ? replica.headWallMillis : replica.headMillis(of: $0.device) ?? 0,
                     dormant: dormant.contains($0.device))
             }
             return .syncStatus(

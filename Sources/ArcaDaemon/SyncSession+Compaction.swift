@@ -10,18 +10,21 @@ import ArcaSync
 ///
 /// - every record once (a record journaled while it waited for an earlier one is applied by
 ///   the replay's own queue; its later copy is a duplicate);
-/// - each peer's last head only (a replay keeps only the last head's announcement,
-///   acknowledgements and time; an earlier one can neither make it fail nor change it);
+/// - each peer's last head a replay accepts only (a replay keeps only that head's announcement,
+///   acknowledgements and time; an earlier one can neither make it fail nor change it; a later
+///   one it refuses, e.g. one past a removed device's cut-off, changes nothing either), and the
+///   last one whose time was kept if that one's was not (a time too far ahead);
 /// - each device's last approval only (the last one wins at replay);
 /// - every collection (its burial applies where it stands);
 /// - each author's last snapshot only: its burials cover every burial of that author's earlier
 ///   ones (an author's burial cuts only grow), and the versions they cover, arriving between
 ///   the two, are dropped when the later one applies.
 ///
-/// The rewrite is kept only if a replay of it rebuilds the running replica exactly (the same
-/// `SyncReplica.replayDigest`); if not (an earlier snapshot carried versions the logs here do
+/// The rewrite is kept only if a replay of it rebuilds what a replay of the whole journal
+/// rebuilds (the same `SyncReplica.replayDigest`; not the running replica, which may hold a
+/// head the circle, changed since, now refuses); if not (an earlier snapshot carried versions the logs here do
 /// not hold yet), the snapshots are all kept and the check runs again; if that differs too,
-/// nothing is rewritten. The new journal replaces the old atomically
+/// nothing is rewritten and the failure is reported in `arca sync status`. The new journal replaces the old atomically
 /// (`SyncStore.replaceJournal`): a crash leaves one or the other, and a temporary file left
 /// behind is replaced by the next compaction.
 extension SyncSession {
@@ -35,17 +38,19 @@ extension SyncSession {
     }
 
     /// Compacts the journal (see the extension's doc; `force`: whatever it would drop). A
-    /// failure is logged and changes nothing: the journal as it was still replays.
+    /// failure is logged and reported (`arca sync status`) and changes nothing: the journal as
+    /// it was still replays.
     func compactJournal(reason: String, force: Bool = false) {
         defer { compactedBytes = journalBytes }
         do {
             let journal = try store.read()
+            let (whole, restored) = try replayed(journal.entries)
             for keepSnapshots in [false, true] {
-                let kept = Self.compacted(journal.entries, keepingSnapshots: keepSnapshots)
+                let kept = Self.compacted(journal.entries, heads: restored.keptHeads, keepingSnapshots: keepSnapshots)
                 guard kept.count < journal.entries.count || journal.torn else { return }
                 let dropped = journal.size - SyncStore.encode(kept).count
                 guard force || journal.torn || dropped * 2 >= journal.size else { return }
-                guard try replays(kept) else { continue }
+                guard try replayed(kept).replica.replayDigest == whole.replayDigest else { continue }
                 let before = journal.size
                 journalBytes = try store.replaceJournal(with: kept)
                 Log.info(
@@ -53,15 +58,21 @@ extension SyncSession {
                         + "\(before) bytes → \(kept.count) entries, \(journalBytes) bytes")
                 return
             }
-            Log.warning("uid \(store.uid): sync journal not compacted: a replay of it would not rebuild this replica")
+            compactionFailed("a replay of the rewrite would not rebuild what the journal rebuilds")
         } catch {
-            let why = (error as? HandlerError)?.message ?? "\(error)"
-            Log.warning("uid \(store.uid): sync journal not compacted: \(why)")
+            // A failure after the rename (the directory's fsync) leaves the new journal: its size.
+            if let status = try? FileSystem.status(path: store.journalPath) { journalBytes = Int(status.size) }
+            compactionFailed(error.message)
         }
     }
 
-    /// Whether replaying `entries` into a fresh replica of this device and circle rebuilds this one.
-    func replays(_ entries: [SyncEntry]) throws(HandlerError) -> Bool {
+    private func compactionFailed(_ why: String) {
+        Log.warning("uid \(store.uid): sync journal not compacted: \(why)")
+        note("sync journal not compacted: \(why)")
+    }
+
+    /// A replay of `entries` into a fresh replica of this device and circle, and what it restored.
+    func replayed(_ entries: [SyncEntry]) throws(HandlerError) -> (replica: SyncReplica, restored: Restored) {
         var check: SyncReplica
         do {
             check = try SyncReplica(
@@ -72,11 +83,14 @@ extension SyncSession {
         check.horizonMillis = horizonMillis
         var restored = Restored()
         Self.replay(entries, into: &check, device: device, restored: &restored) { _ in }
-        return check.replayDigest == replica.replayDigest
+        return (check, restored)
     }
 
     /// The entries of `entries` a replay needs, in order (see the extension's doc).
-    static func compacted(_ entries: [SyncEntry], keepingSnapshots: Bool = false) -> [SyncEntry] {
+    /// `heads`: the indices in `entries` of the heads to keep (`Restored.keptHeads`: each
+    /// peer's last head a replay accepted, and its last one whose time was kept); every other
+    /// head is dropped.
+    static func compacted(_ entries: [SyncEntry], heads: Set<Int>, keepingSnapshots: Bool = false) -> [SyncEntry] {
         var keep = [Bool](repeating: true, count: entries.count)
         var records: Set<Digest> = []
         for (index, entry) in entries.enumerated() {
@@ -86,14 +100,12 @@ extension SyncSession {
             default: continue
             }
         }
-        var heads: Set<DeviceID> = []
         var approvals: Set<[UInt8]> = []
         var snapshots: Set<DeviceID> = []
         for index in entries.indices.reversed() {
             switch entries[index] {
-            case .head(let bytes):
-                guard let author = try? SignedHead(parsing: bytes).author else { continue }
-                keep[index] = heads.insert(author).inserted
+            case .head:
+                keep[index] = heads.contains(index)
             case .approval(let device, _):
                 keep[index] = approvals.insert(device).inserted
             case .snapshot(let bytes):

@@ -87,7 +87,8 @@ final class SyncSession {
 
     /// Replays the journal: every record in order, then the heads and approvals. A restart
     /// thus rebuilds exactly the replica that was saved. A torn last entry (a crash mid-append)
-    /// is dropped by compacting the journal at once, before anything is appended after it.
+    /// is cut at once (truncated to the last whole entry and fsynced), before anything is
+    /// appended after it, whether or not a compaction would succeed.
     func replay() throws(HandlerError) {
         let journal = try store.read()
         var restored = Restored()
@@ -101,14 +102,24 @@ final class SyncSession {
         own = replica.journal.filter { Self.author(of: $0) == device }
         _ = replica.takeChanges()
         journalBytes = journal.size
-        compactedBytes = journal.size
-        if journal.torn { compactJournal(reason: "its last entry was torn") }
+        if journal.torn {
+            journalBytes = SyncStore.encode(journal.entries).count
+            try store.truncateJournal(to: journalBytes)
+            note("sync journal: a torn last entry (\(journal.size - journalBytes) bytes) was cut")
+        }
+        compactedBytes = journalBytes
     }
 
     /// What a replay restores besides the replica.
     struct Restored {
         var approvals: [DeviceID: [UInt8]] = [:]
         var lastHeads: [DeviceID: [UInt8]] = [:]
+        /// The index in the entries of each peer's last accepted head, and of its last accepted
+        /// head whose time was kept (`SyncReplica.observe(head:)`).
+        var heads: [DeviceID: Int] = [:]
+        var timedHeads: [DeviceID: Int] = [:]
+        /// The heads a compaction keeps: every other one changes nothing at replay.
+        var keptHeads: Set<Int> { Set(heads.values).union(timedHeads.values) }
         var snapshot: [UInt8]?
     }
 
@@ -117,14 +128,18 @@ final class SyncSession {
         _ entries: [SyncEntry], into replica: inout SyncReplica, device: DeviceID, restored: inout Restored,
         note: (String) -> Void
     ) {
-        for entry in entries {
+        for (index, entry) in entries.enumerated() {
             switch entry {
             case .record(let bytes):
                 do { try replica.apply(bytes) } catch { note("journal record refused at replay: \(error)") }
             case .head(let bytes):
                 do {
-                    try replica.observe(head: bytes)
-                    if let head = try? SignedHead(parsing: bytes) { restored.lastHeads[head.author] = bytes }
+                    let timed = try replica.observe(head: bytes)
+                    if let head = try? SignedHead(parsing: bytes) {
+                        restored.lastHeads[head.author] = bytes
+                        restored.heads[head.author] = index
+                        if timed { restored.timedHeads[head.author] = index }
+                    }
                 } catch {
                     note("journal head refused at replay: \(error)")
                 }
@@ -151,6 +166,21 @@ final class SyncSession {
         journalBytes += try store.append(fresh.map { .record($0) } + extra)
         journaled = replica.journal.count
         own += fresh.filter { Self.author(of: $0) == device }
+        finishPersist()
+    }
+
+    /// The records the replica applied since the last call (or `persist`), as journal entries,
+    /// counted as journaled: a batch puts them among its other entries in the order applied (a
+    /// snapshot adopted before a record must be journaled before it, or a replay differs), then
+    /// persists them with `persist(_:)`.
+    func takeApplied() -> [SyncEntry] {
+        let fresh = Array(replica.journal[journaled...])
+        journaled = replica.journal.count
+        own += fresh.filter { Self.author(of: $0) == device }
+        return fresh.map { .record($0) }
+    }
+
+    private func finishPersist() {
         for report in replica.reports[replicaReports...] { note(Self.describe(report)) }
         replicaReports = replica.reports.count
         if let reason = compactionReason() { compactJournal(reason: reason) }
@@ -267,6 +297,9 @@ final class SyncSession {
         case .resynced(let device, let items):
             "resynced from the snapshot of device \(device.short): \(items) items deleted elsewhere while this "
                 + "device was away stay deleted (its edits of them are conflict siblings)"
+        case .headAhead(let device, let wall):
+            "the head of device \(device.short) has a time (\(wall) ms) more than 5 minutes ahead "
+                + "(accepted; its time is not used for dormancy)"
         }
     }
 }

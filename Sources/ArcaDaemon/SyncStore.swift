@@ -33,8 +33,8 @@ enum SyncEntry: Equatable {
 /// - `<uid>.journal`: append-only entries `u8 kind (1 record, 2 head, 3 approval, 5 collected,
 ///   6 snapshot) | u32 length | bytes` (an approval's bytes start with the 32-byte device; a
 ///   collection's are 16-byte item refs). Records, heads and snapshots are signed
-///   ciphertext already; a torn last entry (a crash mid-append) is ignored, and cut by a
-///   compaction at the next replay. Compacted (`SyncSession+Compaction.swift`): rewritten
+///   ciphertext already; a torn last entry (a crash mid-append) is ignored, and cut
+///   (truncated, fsynced) at the next replay. Compacted (`SyncSession+Compaction.swift`): rewritten
 ///   atomically to the entries a replay needs; never read in part (`maximumJournalLength`).
 /// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
 ///   for an unlock; removed once applied.
@@ -127,14 +127,29 @@ struct SyncStore {
     // MARK: Journal and queue
 
     /// Appends `entries` to the journal (or the queue) and fsyncs it; returns the bytes written.
+    /// Refused with a clear error (nothing written) when the file would pass
+    /// `maximumAppendedLength`, far below what arcad reads whole.
     @discardableResult
     func append(_ entries: [SyncEntry], toQueue: Bool = false) throws(HandlerError) -> Int {
         guard !entries.isEmpty else { return 0 }
         let bytes = Self.encode(entries)
         let path = toQueue ? queuePath : journalPath
+        let fd: Int32
+        let size: Int
         do {
-            let fd = try FileSystem.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
-            defer { close(fd) }
+            fd = try FileSystem.open(path, O_WRONLY | O_CREAT | O_APPEND, mode: 0o600)
+            size = Int(try FileSystem.status(fd).size)
+        } catch {
+            throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
+        }
+        defer { close(fd) }
+        guard size + bytes.count <= Self.maximumAppendedLength else {
+            throw HandlerError(
+                .notAvailable,
+                "\(path) is \(size) bytes; appending \(bytes.count) would pass \(Self.maximumAppendedLength) "
+                    + "(it cannot be compacted; see arca sync status); refused, nothing was written")
+        }
+        do {
             try bytes.withUnsafeBytes { raw in
                 Result { () throws(SystemError) in try FileSystem.writeAll(fd, raw) }
             }.get()
@@ -145,13 +160,25 @@ struct SyncStore {
         return bytes.count
     }
 
+    /// Cuts the journal to its first `length` bytes (a torn last entry) and fsyncs it.
+    func truncateJournal(to length: Int) throws(HandlerError) {
+        do {
+            let fd = try FileSystem.open(journalPath, O_WRONLY)
+            defer { close(fd) }
+            try FileSystem.truncate(fd, to: length)
+            try FileSystem.sync(fd)
+        } catch {
+            throw HandlerError(.notAvailable, "cannot cut the torn end of \(journalPath): \(error)")
+        }
+    }
+
     /// Every whole entry of the journal (or the queue), in order.
     func entries(queue: Bool = false) throws(HandlerError) -> [SyncEntry] {
         try read(queue: queue).entries
     }
 
     /// The journal (or the queue): every whole entry in order, the file's size, and whether it
-    /// ends in a torn entry (a crash mid-append; ignored, and dropped by the next compaction).
+    /// ends in a torn entry (a crash mid-append; ignored, and cut at the next replay).
     /// A file that cannot be read whole is refused with an error saying so, never read in part.
     func read(queue: Bool = false) throws(HandlerError) -> (entries: [SyncEntry], size: Int, torn: Bool) {
         let path = queue ? queuePath : journalPath
@@ -189,6 +216,10 @@ struct SyncStore {
     /// The largest journal or queue arcad reads: the most one read(2) returns on Linux. A larger
     /// file is refused whole (compaction keeps a journal far below it).
     static let maximumJournalLength = 0x7FFF_F000
+
+    /// The largest journal or queue arcad appends to: a quarter of what it reads, so a journal
+    /// that cannot be compacted stops growing (loudly) long before it could not be read.
+    static let maximumAppendedLength = maximumJournalLength / 4
 
     static func encode(_ entries: [SyncEntry]) -> [UInt8] {
         var bytes: [UInt8] = []

@@ -11,11 +11,12 @@
 /// everyone, so to it nobody is dormant until it hears from the circle again; a device that
 /// hears from the others sees the one that is really away fall behind them.
 ///
-/// That needs heads that move while a member is alive but idle: a head carries the later of
-/// the author's clock at its last record and its physical time rounded down to an eighth of
-/// the horizon (`headWallMillis`), so an idle member's head changes a few times per horizon,
-/// never more (the agent publishes it when it changes), and a live member never looks dormant
-/// to another live one.
+/// That needs heads that move while a member is alive but idle: a head carries the author's
+/// own physical time rounded down to an eighth of the horizon (`headWallMillis`; not its
+/// hybrid clock, which adopts any peer's clock however far ahead), so an idle member's head
+/// changes a few times per horizon, never more (the agent publishes it when it changes), and
+/// a live member never looks dormant to another live one. A received head more than the skew
+/// limit ahead of this device's clock keeps no time here (`observe(head:)`).
 ///
 /// In a circle of two there is no one else to vouch: "the other device is away" and "this
 /// device is cut off" look the same from here. There this device's own clock decides, as
@@ -46,10 +47,10 @@ extension SyncReplica {
         return others.compactMap { headWalls[$0] }.max().map { min($0, now) }
     }
 
-    /// The time this device's head carries: its clock at its last record, or its physical time
-    /// rounded down to an eighth of the horizon if that is later (the liveness above).
-    var headWallMillis: UInt64 {
+    /// The time this device's head carries: its physical time rounded down to an eighth of the
+    /// horizon (the liveness above).
+    public var headWallMillis: UInt64 {
         let step = max(horizonMillis / 8, 1)
-        return max(clock.last.wallMillis, clock.physicalMillis() / step * step)
+        return clock.physicalMillis() / step * step
     }
 }

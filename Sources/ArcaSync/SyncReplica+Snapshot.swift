@@ -94,6 +94,15 @@ extension SyncReplica {
             if changed { touched.insert(ref) }
             if changed && (wasLive || items[ref]?.siblings.isEmpty == false) { resynced += 1 }
         }
+        // A newer snapshot of the same author replaces its waiting burials (an author's burial
+        // cuts only grow): at most one waiting entry per author and cut device, never more.
+        for (device, waiting) in pendingBurials {
+            let kept = waiting.compactMapValues { list in
+                let rest = list.filter { $0.snapshotAuthor != author }
+                return rest.isEmpty ? nil : rest
+            }
+            pendingBurials[device] = kept.isEmpty ? nil : kept
+        }
         for (device, seqs) in later {
             guard let point = contents.cut[device] else { continue }
             pendingBurials[device, default: [:]][point.seq, default: []].append(

@@ -19,6 +19,9 @@ public enum SyncReport: Sendable, Equatable {
     /// A snapshot of `author` buried items this device still held, or turned versions it had
     /// into siblings of buried items: this device was dormant past the horizon and resynced.
     case resynced(DeviceID, items: Int)
+    /// A head whose time was more than the skew limit ahead of local time: accepted, its time
+    /// not kept (it does not count for dormancy).
+    case headAhead(DeviceID, wallMillis: UInt64)
 }
 
 /// One device's view of the circle's items: verification, per-author logs and the merge.
@@ -102,8 +105,14 @@ public struct SyncReplica: Sendable {
     }
 
     /// Checks a head: its signature, that it does not go behind what this device applied or
-    /// was shown before (a rollback), and that at the applied sequence it names the same chain.
-    public mutating func observe(head bytes: [UInt8]) throws {
+    /// was shown before (a rollback; at the announced sequence number, its time going back is
+    /// one too: an old copy of a head replayed to make its author look dormant), and that at
+    /// the applied sequence it names the same chain. A head whose time is more than the skew
+    /// limit ahead of this device's clock is accepted but flagged, and its time is not kept
+    /// (one device's clock set far ahead would otherwise keep everyone from going dormant).
+    /// Returns whether the head's time was kept.
+    @discardableResult
+    public mutating func observe(head bytes: [UInt8]) throws -> Bool {
         let head = try SignedHead(parsing: bytes)
         guard let member = circle.members[head.author] else { throw SyncError.unknownDevice(head.author) }
         guard head.signatureIsValid else { throw SyncError.forged(head.author) }
@@ -117,9 +126,18 @@ public struct SyncReplica: Sendable {
         if let known = log.hashes[head.seq], known != head.chainHash {
             throw SyncError.forkedHead(head.author, seq: head.seq)
         }
+        let ahead = head.wallMillis > clock.physicalMillis() &+ clock.skewLimitMillis
+        if !ahead, head.seq == announced[head.author], let wall = headWalls[head.author], head.wallMillis < wall {
+            throw SyncError.headTimeRolledBack(head.author, seen: wall, got: head.wallMillis)
+        }
         announced[head.author] = head.seq
         acknowledgements[head.author] = head.acknowledgements
+        if ahead {
+            reports.append(.headAhead(head.author, wallMillis: head.wallMillis))
+            return false
+        }
         headWalls[head.author] = head.wallMillis
+        return true
     }
 
     /// How many records of each author a head announced that are not applied yet.

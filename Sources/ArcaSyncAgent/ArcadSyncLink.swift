@@ -47,7 +47,7 @@ public final class ArcadSyncLink: AgentArcad {
 
     public func deviceID() throws(SyncAgentError) -> [UInt8]? {
         let client = try connect()
-        do { return try client.syncStatus(uid: uid).device } catch {
+        do { return try client.syncStatus(uid: uid, detailed: false).device } catch {
             // Not set up for this user here: no identity yet.
             if case .refused(.itemNotFound, _) = error { return nil }
             throw .arcad("status: \(error.description)")
@@ -111,7 +111,15 @@ public final class ArcadSyncLink: AgentArcad {
         try call("remove") { client throws(SyncCallError) in try client.syncRemove(uid: uid, device: device) }
     }
 
-    func status() throws(SyncAgentError) -> SyncStatus {
-        try call("status") { client throws(SyncCallError) in try client.syncStatus(uid: uid) }
+    /// arcad's sync status; `detailed` (`arca sync status` only): with its detail, or without
+    /// it from an arcad too old to know it (it closes the connection on the flag byte).
+    func status(detailed: Bool = false) throws(SyncAgentError) -> SyncStatus {
+        if detailed {
+            let client = try connect()
+            do { return try client.syncStatus(uid: uid, detailed: true) } catch {
+                guard case .client = error else { throw .arcad("status: \(error.description)") }
+            }
+        }
+        return try call("status") { client throws(SyncCallError) in try client.syncStatus(uid: uid, detailed: false) }
     }
 }

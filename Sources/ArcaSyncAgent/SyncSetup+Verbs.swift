@@ -91,7 +91,7 @@ extension SyncSetup {
     /// `status`: this device (as others pass it to join/approve), then arcad's view of the circle.
     func status(json: Bool) throws(SyncAgentError) {
         let link = try link()
-        let report = try link.status()
+        let report = try link.status(detailed: true)
         let me = DeviceAddress(arca: Hex.encode(report.device), syncthing: try syncthing.deviceID())
         let path = try folderPath()
         Console.out(

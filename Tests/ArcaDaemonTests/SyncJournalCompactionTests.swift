@@ -93,7 +93,9 @@ struct SyncJournalCompactionTests {
         let journal = pair.b.store.journalPath
         // Without compaction: 40 snapshots of > 50 KB each (> 2 MB). Compacted: at most four times
         // the minimal journal plus the 1 MiB slack.
-        let minimal = SyncStore.encode(SyncSession.compacted(try pair.b.store.entries())).count
+        let entries = try pair.b.store.entries()
+        let accepted = try pair.b.replayed(entries).restored.keptHeads
+        let minimal = SyncStore.encode(SyncSession.compacted(entries, heads: accepted)).count
         #expect(size(journal) <= 4 * minimal + SyncSession.compactionSlack)
         #expect(size(journal) < 40 * 50_000)
         pair.b.compactJournal(reason: "test", force: true)
@@ -175,6 +177,95 @@ struct SyncJournalCompactionTests {
         pair.b = replayed
         try pair.exchange(items: 2, size: 100)
         #expect(try pair.restarted().replica.replayDigest == pair.b.replica.replayDigest)
+    }
+
+    /// A's head announcing seq 5 journaled while B holds only 3, then A removed after 3: a
+    /// replay now refuses that head (past the cut-off) while the running replica still holds it.
+    func overAnnouncingHeadThenRemove(_ pair: Pair) throws -> (kept: [UInt8], refused: [UInt8]) {
+        try pair.exchange(items: 2, size: 100)  // A's seq 1...3 (one deletion), its head at 3
+        let kept = try pair.a.head().bytes
+        _ = try pair.a.create(RecordBody(attributes: [1], secret: try SecretBytes.random(count: 8)))
+        _ = try pair.a.create(RecordBody(attributes: [2], secret: try SecretBytes.random(count: 8)))
+        try pair.observeHead()  // announces 5; B applied 3
+        let refused = try pair.a.head().bytes
+        #expect(pair.b.replica.missing[pair.a.device] == 2)
+        try pair.b.replica.circle.remove(pair.a.device, lastAccepted: 3)
+        return (kept, refused)
+    }
+
+    func heads(_ store: SyncStore) throws -> [[UInt8]] {
+        try store.entries().compactMap { if case .head(let bytes) = $0 { bytes } else { nil } }
+    }
+
+    @Test("after a remove, a last head past the cut-off: compaction keeps the last accepted head and succeeds")
+    func compactionAfterRemoveWithOverAnnouncingHead() throws {
+        let pair = try Pair(uid: uid)
+        defer { pair.cleanUp() }
+        let (kept, refused) = try overAnnouncingHeadThenRemove(pair)
+        #expect(try heads(pair.b.store) == [kept, refused])
+        let wholeDigest = try pair.b.replayed(try pair.b.store.entries()).replica.replayDigest
+        pair.b.compactJournal(reason: "test", force: true)
+        #expect(try heads(pair.b.store) == [kept])
+        #expect(!pair.b.reports.contains { $0.hasPrefix("sync journal not compacted") })
+        let replayed = try pair.restarted()
+        #expect(replayed.replica.replayDigest == wholeDigest)
+        #expect(replayed.lastHeads[pair.a.device] == kept)
+        #expect(replayed.replica.appliedSeq(of: pair.a.device) == 3)
+    }
+
+    @Test("a failing compaction is reported in the status reports, not only the log")
+    func failedCompactionIsReported() throws {
+        let pair = try Pair(uid: uid)
+        defer { pair.cleanUp() }
+        try pair.exchange(items: 2, size: 100)
+        let journal = pair.b.store.journalPath
+        #expect(chmod(journal, 0o644) == 0)  // refused by the reader: the compaction cannot read it
+        pair.b.compactJournal(reason: "test", force: true)
+        #expect(chmod(journal, 0o600) == 0)
+        #expect(pair.b.reports.last == "sync journal not compacted: \(journal) is readable by group or others; refused")
+    }
+
+    @Test("a torn tail is cut at replay even when no compaction would run; later entries read back intact")
+    func tornTailCutWithoutCompaction() throws {
+        let pair = try Pair(uid: uid)
+        defer { pair.cleanUp() }
+        _ = try overAnnouncingHeadThenRemove(pair)
+        let journal = pair.b.store.journalPath
+        let whole = size(journal)
+        let entries = try pair.b.store.entries()
+        let handle = try #require(FileHandle(forWritingAtPath: journal))
+        handle.seekToEndOfFile()
+        handle.write(Data([2, 0, 0, 0x10, 0xAA, 0xBB]))
+        handle.closeFile()
+        var session = try pair.restarted()
+        #expect(size(journal) == whole)
+        #expect(try session.store.entries() == entries)  // cut, not compacted
+        // Appended after the cut, then a restart: every entry reads back.
+        let extra = SyncEntry.collected([UInt8](repeating: 7, count: 16))
+        try session.persist([extra])
+        session = try pair.restarted()
+        #expect(try session.store.read().torn == false)
+        #expect(try session.store.entries() == entries + [extra])
+    }
+
+    @Test("an append that would pass the append limit is refused with a clear error, nothing written")
+    func appendLimit() throws {
+        let pair = try Pair(uid: uid)
+        defer { pair.cleanUp() }
+        try pair.exchange(items: 1, size: 100)
+        let journal = pair.b.store.journalPath
+        let before = size(journal)
+        #expect(truncate(journal, off_t(SyncStore.maximumAppendedLength)) == 0)
+        let entry = SyncEntry.collected([UInt8](repeating: 7, count: 16))
+        #expect(
+            throws: HandlerError(
+                .notAvailable,
+                "\(journal) is \(SyncStore.maximumAppendedLength) bytes; appending 21 would pass "
+                    + "\(SyncStore.maximumAppendedLength) (it cannot be compacted; see arca sync status); "
+                    + "refused, nothing was written")
+        ) { try pair.b.store.append([entry]) }
+        #expect(size(journal) == SyncStore.maximumAppendedLength)
+        #expect(truncate(journal, off_t(before)) == 0)
     }
 
     @Test("a journal larger than arcad reads whole is refused with a clear error, never read in part")

@@ -88,7 +88,14 @@ struct SyncQueueDaemonTests {
         // Unlocked: the files wait for a circle update that names their devices; the drops are reported.
         #expect(t.send(.unlock(uid: alice, key: circle.keys[0]), as: alice) == .ok)
         let status = circle.status(0)
-        #expect(status?.queued == UInt32(SyncQueueLimits.filesPerAuthor + 15))
+        // Files queued while locked that must wait are bounded like pushed ones: the newest 512
+        // stay, the oldest are dropped and counted as expired.
+        #expect(status?.queued == UInt32(SyncQueueLimits.waitingFiles))
+        let expired = SyncQueueLimits.filesPerAuthor + 15 - SyncQueueLimits.waitingFiles
+        #expect(
+            status?.reports.contains(
+                "\(expired) files waiting for a circle update dropped, the oldest beyond the bound (512 files, 4 MiB), "
+                    + "counted as expired (\(expired) in all)") == true)
         let short = try DeviceID(flooder).short
         let dropped = "52 files from device \(short) dropped: the queue was full"
         #expect(status?.reports.contains { $0.hasPrefix(dropped) } == true)
@@ -117,5 +124,12 @@ struct SyncQueueDaemonTests {
         // Pushed again (the agent offers deferred files again): still bounded, nothing doubled.
         _ = push(t, flood)
         #expect(circle.status(0)?.queued == UInt32(SyncQueueLimits.waitingFiles))
+        // Each push's deferrals are reported (per device and batch): 2 pushes, every deferred file counted.
+        let deferred = flood.count - SyncQueueLimits.waitingFiles
+        let suffix = " files from device \(Daemon.short(flood[0].author)) not kept: " + SyncQueueLimits.waitingDescription
+        let counted = (circle.status(0)?.reports ?? []).filter { $0.hasSuffix(suffix) }.compactMap {
+            Int($0.dropLast(suffix.count))
+        }
+        #expect(counted.reduce(0, +) == 2 * deferred)
     }
 }

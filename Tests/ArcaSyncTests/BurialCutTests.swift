@@ -101,4 +101,23 @@ import Testing
         #expect(d[1].replica.pendingBurials.isEmpty)
         #expect(d[1].replica.stateDigest == d[2].replica.stateDigest)
     }
+
+    @Test func aNewerSnapshotOfTheSameAuthorReplacesItsWaitingBurials() throws {
+        var (d, x, _) = try xEdited()
+        let a = d[0].id
+        var waiting: [UInt8] = []
+        for number in UInt64(1)...5 {
+            waiting = try Snapshot.seal(
+                SnapshotContents(
+                    cut: [a: CutPoint(seq: 100 + number, hash: Digest.of([UInt8(number)]))],
+                    burials: [x: [a: 100 + number]], records: []),
+                number: number, epoch: 0, epochKey: Fixture.secret(0xEE), signer: d[2].signer
+            ).bytes
+            try d[1].replica.adopt(snapshot: waiting)
+        }
+        // Only the last snapshot's burial waits (at A:105); the four before it are gone.
+        #expect(d[1].replica.pendingBurials.count == 1)
+        #expect(d[1].replica.pendingBurials[a]?.keys.sorted() == [105])
+        #expect(d[1].replica.pendingBurials[a]?[105]?.map(\.number) == [5])
+    }
 }

@@ -81,6 +81,13 @@ enum FileSystem {
         }
     }
 
+    /// Cuts (or extends) `fd` to `length` bytes. The corresponding C function is `ftruncate`.
+    static func truncate(_ fd: Int32, to length: Int) throws(SystemError) {
+        try SocketSystem.named("ftruncate") { () throws(Errno) in
+            try nothingOrErrno { ftruncate(fd, off_t(length)) }.get()
+        }
+    }
+
     /// Up to `limit` bytes from the start of `fd`. The corresponding C function is `pread`.
     static func readPrefix(_ fd: Int32, limit: Int) throws(SystemError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: limit)
