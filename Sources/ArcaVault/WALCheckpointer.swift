@@ -33,8 +33,8 @@ final class WALCheckpointer: Sendable {
     var inlineThreshold: Int { threshold.multipliedReportingOverflow(by: 8).overflow ? Int.max : threshold * 8 }
     /// How long the thread waits for the next request before it ends.
     let idleMilliseconds: Int
-    /// The checkpoint thread's stack (SQLite's checkpoint needs little; the default is 8 MiB).
-    static let stackSize = 256 * 1024
+    /// The checkpoint thread's stack, as arcad's threads' (the default is 8 MiB).
+    static let stackSize = 512 * 1024
     private let path: String
     /// The vault's file when it was opened (nil: unknown, no checkpoint by path).
     private let identity: FileIdentity?
