@@ -40,40 +40,57 @@ extension SecretService {
         }
     }
 
+    /// arcad's answer when a reply would not fit in one frame (2 MiB, and one secret may
+    /// be 1 MiB): the batch is split, down to single reads (see ArcaDaemon's `Server`).
+    static let replyTooLarge = SecretError.failed("reply too large")
+
     /// Reads the queued GetSecret calls' items from arcad and answers each, in order.
     func flushSecretReads() {
         while !pendingSecretReads.isEmpty {
             let batch = Array(pendingSecretReads.prefix(Self.secretReadsPerRequest))
             pendingSecretReads.removeFirst(batch.count)
-            var list: AttributeItemList
-            do {
-                list = try arcad.items(
-                    .getAttributeItems(uid: arcad.uid, references: batch.map(\.reference), returnSecrets: true))
-            } catch {
-                for read in batch { bus.replyError(to: read.message, name: error.name, message: error.message) }
-                continue
+            answerSecretReads(batch[...])
+        }
+    }
+
+    /// Reads `batch` in one request and answers each call; if the secrets together do not
+    /// fit in one reply, each half on its own (secret sizes are not known before the read).
+    /// A single read answers as one GetSecret call always did.
+    private func answerSecretReads(_ batch: ArraySlice<PendingSecretRead>) {
+        var list: AttributeItemList
+        do {
+            list = try arcad.items(
+                .getAttributeItems(uid: arcad.uid, references: batch.map(\.reference), returnSecrets: true))
+        } catch {
+            if error == Self.replyTooLarge, batch.count > 1 {
+                let middle = batch.startIndex + batch.count / 2
+                answerSecretReads(batch[..<middle])
+                answerSecretReads(batch[middle...])
+                return
             }
-            defer { for i in list.items.indices { SecureWipe.zero(&list.items[i].secret) } }
-            var found: [[UInt8]: Int] = [:]
-            for (i, item) in list.items.enumerated() where found[item.reference] == nil { found[item.reference] = i }
-            let locked = Set(list.locked)
-            for read in batch {
-                do {
-                    if locked.contains(read.reference) { throw SecretError.isLocked }
-                    guard let i = found[read.reference], var bytes = list.items[i].secret else {
-                        throw SecretError.noSuchObject
-                    }
-                    // `bytes` is a copy (one item may be asked for twice): consumed into secure memory.
-                    let secret = try SecretBytes(consuming: &bytes)
-                    let value = try encode(
-                        secret, contentType: list.items[i].contentType, session: read.session, caller: read.caller)
-                    bus.reply(to: read.message, [value])
-                } catch let e as SecretError {
-                    log("\(Interfaces.item).GetSecret: \(e.name)")
-                    bus.replyError(to: read.message, name: e.name, message: e.message)
-                } catch {
-                    bus.replyError(to: read.message, name: "org.freedesktop.DBus.Error.Failed", message: "internal error")
+            for read in batch { bus.replyError(to: read.message, name: error.name, message: error.message) }
+            return
+        }
+        defer { for i in list.items.indices { SecureWipe.zero(&list.items[i].secret) } }
+        var found: [[UInt8]: Int] = [:]
+        for (i, item) in list.items.enumerated() where found[item.reference] == nil { found[item.reference] = i }
+        let locked = Set(list.locked)
+        for read in batch {
+            do {
+                if locked.contains(read.reference) { throw SecretError.isLocked }
+                guard let i = found[read.reference], var bytes = list.items[i].secret else {
+                    throw SecretError.noSuchObject
                 }
+                // `bytes` is a copy (one item may be asked for twice): consumed into secure memory.
+                let secret = try SecretBytes(consuming: &bytes)
+                let value = try encode(
+                    secret, contentType: list.items[i].contentType, session: read.session, caller: read.caller)
+                bus.reply(to: read.message, [value])
+            } catch let e as SecretError {
+                log("\(Interfaces.item).GetSecret: \(e.name)")
+                bus.replyError(to: read.message, name: e.name, message: e.message)
+            } catch {
+                bus.replyError(to: read.message, name: "org.freedesktop.DBus.Error.Failed", message: "internal error")
             }
         }
     }

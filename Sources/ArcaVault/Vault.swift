@@ -37,13 +37,16 @@ public final class Vault {
 
     private init(
         path: String, db: Database, vaultID: [UInt8], kdfParameters: KDFParameters,
-        checkpointPages: Int = Vault.defaultCheckpointPages
+        checkpointPages: Int = Vault.defaultCheckpointPages, checkpointIdleMilliseconds: Int = 5_000
     ) {
         self.path = path
         self.db = db
         self.vaultID = vaultID
         self.kdfParameters = kdfParameters
-        let checkpointer = WALCheckpointer(path: path, threshold: checkpointPages)
+        // The file the writer's connection has open (just opened, by the same path).
+        let checkpointer = WALCheckpointer(
+            path: path, identity: FileProbe.identity(path: path), threshold: checkpointPages,
+            idleMilliseconds: checkpointIdleMilliseconds)
         self.checkpointer = checkpointer
         // Replaces SQLite's auto-checkpoint on this connection (and a probe's hook, when
         // `open` hands its connection on).
@@ -146,8 +149,11 @@ public final class Vault {
     /// Opens an existing vault without unlocking it. A missing file →
     /// `noSuchVault`; a foreign, truncated or corrupted file → `damaged` naming it;
     /// a newer schema → `unsupportedVersion`. Past `checkpointPages` WAL frames, a
-    /// thread of the vault's own checkpoints the WAL into the file (`WALCheckpointer`).
-    public static func open(at path: String, checkpointPages: Int = defaultCheckpointPages) throws -> Vault {
+    /// thread of the vault's own checkpoints the WAL into the file (`WALCheckpointer`); it
+    /// ends after `checkpointIdleMilliseconds` without one.
+    public static func open(
+        at path: String, checkpointPages: Int = defaultCheckpointPages, checkpointIdleMilliseconds: Int = 5_000
+    ) throws -> Vault {
         guard let (header, size) = FileProbe.header(path: path) else {
             if FileProbe.exists(path: path) { throw VaultError.storage(path: path, reason: "cannot read the file") }
             throw VaultError.noSuchVault(path: path)
@@ -164,7 +170,8 @@ public final class Vault {
                 let params = try probe.storedParameters()
             else { throw VaultError.damaged(path: path, reason: "the vault header is missing or incomplete") }
             return Vault(
-                path: path, db: db, vaultID: vaultID, kdfParameters: params, checkpointPages: checkpointPages)
+                path: path, db: db, vaultID: vaultID, kdfParameters: params, checkpointPages: checkpointPages,
+                checkpointIdleMilliseconds: checkpointIdleMilliseconds)
         }
     }
 

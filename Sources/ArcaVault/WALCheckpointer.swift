@@ -16,12 +16,28 @@ import Synchronization
 /// Should the thread fall behind (or fail to start), a commit past `inlineThreshold`
 /// frames checkpoints on the writer's connection, as SQLite would have: the WAL stays
 /// bounded whatever happens here.
+///
+/// The thread holds nothing between checkpoints: each time it is woken it opens its
+/// connection, checkpoints and closes it, and it ends after `idleMilliseconds` without a
+/// request (a vault of arcad stays open for as long as arcad runs: a thread and two fds
+/// per vault, for ever, would run a host with many users out of them). The next commit
+/// past the threshold starts it again. Its stack is small (`stackSize`), as arcad's threads'.
+///
+/// The connection is opened by path, possibly long after the vault was: the checkpoint is
+/// skipped unless the file at the path is still the vault's (same device and inode as
+/// when the vault was opened), so a file put in its place is never written to.
 final class WALCheckpointer: Sendable {
     /// WAL frames after which a commit asks the thread for a checkpoint.
     let threshold: Int
     /// WAL frames after which a commit checkpoints itself.
     var inlineThreshold: Int { threshold.multipliedReportingOverflow(by: 8).overflow ? Int.max : threshold * 8 }
+    /// How long the thread waits for the next request before it ends.
+    let idleMilliseconds: Int
+    /// The checkpoint thread's stack, as arcad's threads' (the default is 8 MiB).
+    static let stackSize = 512 * 1024
     private let path: String
+    /// The vault's file when it was opened (nil: unknown, no checkpoint by path).
+    private let identity: FileIdentity?
     private let state = Mutex(State())
     private let wake = Semaphore()
     private let exited = Semaphore()
@@ -34,6 +50,11 @@ final class WALCheckpointer: Sendable {
         /// Checkpoints the thread ran, and the frames the last one found and copied.
         var checkpoints = 0
         var last: (walFrames: Int, checkpointed: Int)?
+        /// Checkpoints skipped because the path no longer named the vault's file.
+        var skipped = 0
+        /// Threads started (one per busy period), and the last one's kernel id.
+        var threadsStarted = 0
+        var threadID: Int?
         /// The WAL's frames after the writer's last commit.
         var lastCommitFrames = 0
     }
@@ -42,9 +63,12 @@ final class WALCheckpointer: Sendable {
         case notStarted, running, failed
     }
 
-    init(path: String, threshold: Int) {
+    /// A checkpointer of the vault at `path`, whose file is `identity`.
+    init(path: String, identity: FileIdentity?, threshold: Int, idleMilliseconds: Int = 5_000) {
         self.path = path
+        self.identity = identity
         self.threshold = max(1, threshold)
+        self.idleMilliseconds = max(1, idleMilliseconds)
     }
 
     /// After a commit of the writer's connection `writer`, with `frames` in the WAL.
@@ -56,6 +80,7 @@ final class WALCheckpointer: Sendable {
             s.requested = true
             if s.thread == .notStarted {
                 s.thread = .running
+                s.threadsStarted += 1
                 return true
             }
             wake.post()
@@ -65,7 +90,7 @@ final class WALCheckpointer: Sendable {
         if frames >= inlineThreshold { _ = try? writer.checkpointPassive() }
     }
 
-    /// Ends the thread (after the checkpoint it may be running) and closes its connection.
+    /// Ends the thread (after the checkpoint it may be running).
     func stop() {
         let running = state.withLock { s -> Bool in
             s.stopping = true
@@ -77,53 +102,86 @@ final class WALCheckpointer: Sendable {
     }
 
     /// A copy of the counters.
-    var statistics: (checkpoints: Int, last: (walFrames: Int, checkpointed: Int)?, lastCommitFrames: Int) {
-        state.withLock { ($0.checkpoints, $0.last, $0.lastCommitFrames) }
+    var statistics:
+        (checkpoints: Int, last: (walFrames: Int, checkpointed: Int)?, lastCommitFrames: Int, skipped: Int,
+            threadsStarted: Int, threadID: Int?, running: Bool)
+    {
+        state.withLock {
+            ($0.checkpoints, $0.last, $0.lastCommitFrames, $0.skipped, $0.threadsStarted, $0.threadID,
+                $0.thread == .running)
+        }
     }
 
-    /// Opens the thread's connection here (a failure leaves the inline fallback) and
-    /// starts the thread, which runs the first checkpoint at once.
+    /// Starts the thread, which runs the first checkpoint at once (a failure leaves the
+    /// inline fallback).
     private func startThread() {
-        let db: Database
         do {
-            db = try Database(path: path, create: false)
-            try db.execute("PRAGMA synchronous = FULL")
-        } catch {
-            state.withLock { $0.thread = .failed }
-            return
-        }
-        let connection = ConnectionBox(db)
-        wake.post()
-        do {
-            try DetachedThread.start { [self] in run(connection) }
+            try DetachedThread.start(stackSize: Self.stackSize) { [self] in run() }
         } catch {
             state.withLock { $0.thread = .failed }
         }
     }
 
-    private func run(_ connection: ConnectionBox) {
+    private enum Step {
+        case checkpoint, wait, exit
+    }
+
+    /// The thread: checkpoints while asked to, ends when stopped or idle. The flags are
+    /// authoritative; a wake-up left over from an earlier request only makes it look again.
+    private func run() {
+        let id = currentThreadID()
+        state.withLock { $0.threadID = id }
         while true {
-            wake.wait()
-            let stopping = state.withLock { s -> Bool in
+            let step = state.withLock { s -> Step in
+                if s.stopping {
+                    s.thread = .notStarted
+                    return .exit
+                }
+                guard s.requested else { return .wait }
                 s.requested = false
-                return s.stopping
+                return .checkpoint
             }
-            if stopping { break }
-            let result = try? connection.db?.checkpointPassive()
-            state.withLock { s in
-                s.checkpoints += 1
-                if let result { s.last = result }
+            switch step {
+            case .exit:
+                exited.post()
+                return
+            case .checkpoint:
+                checkpointOnce()
+            case .wait:
+                if wake.wait(milliseconds: idleMilliseconds) { continue }
+                // Idle: ends unless a request or a stop came in meanwhile (under the lock,
+                // so a commit after this starts a new thread).
+                let idle = state.withLock { s -> Bool in
+                    guard !s.requested, !s.stopping else { return false }
+                    s.thread = .notStarted
+                    return true
+                }
+                if idle { return }
             }
         }
-        connection.close()
-        exited.post()
     }
-}
 
-/// The checkpoint thread's connection, handed over once and used by that thread alone.
-// @unchecked: after `startThread` hands it over, only the checkpoint thread touches it.
-private final class ConnectionBox: @unchecked Sendable {
-    private(set) var db: Database?
-    init(_ db: Database) { self.db = db }
-    func close() { db = nil }
+    /// Opens a connection, checkpoints if the path still names the vault's file, closes it.
+    private func checkpointOnce() {
+        var result: (walFrames: Int, checkpointed: Int)?
+        var skipped = false
+        do {
+            let db = try Database(path: path, create: false)
+            // Checked after the open: the file this connection holds is the one at the path now.
+            if let identity, FileProbe.identity(path: path) == identity {
+                try db.execute("PRAGMA synchronous = FULL")
+                result = try db.checkpointPassive()
+            } else {
+                skipped = true
+            }
+        } catch {}
+        state.withLock { s in
+            if skipped {
+                s.skipped += 1
+                return
+            }
+            s.checkpoints += 1
+            if let result { s.last = result }
+        }
+    }
 }

@@ -119,6 +119,31 @@ import Testing
         #expect(try found(["bench": "2", "third": "yes"]) == [])
     }
 
+    @Test func aSearchOf64PairsIsA64TableJoinThatWorksAnd65PairsIsRefused() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        // SQLite joins at most 64 tables: 64 pairs are exactly that many (one per pair).
+        let all = Dictionary(uniqueKeysWithValues: (0..<64).map { ("k\($0)", "v\($0)") })
+        var other = all
+        other["k63"] = "different"
+        let item = try add(vault, all).item.reference
+        _ = try add(vault, other)
+        #expect(try vault.searchAttributeReferences(all).unlocked == [item])
+        #expect(try vault.searchAttributeItems(all).unlocked.map(\.reference) == [item])
+        var missing = all
+        missing["k0"] = "none"
+        #expect(try vault.searchAttributeReferences(missing).unlocked == [])
+        // 65 pairs: the vault's own limit, a clear error before any SQL.
+        var tooMany = all
+        tooMany["k64"] = "v64"
+        #expect(throws: VaultError.param("at most 64 attributes per item")) {
+            try vault.searchAttributeReferences(tooMany)
+        }
+        #expect(throws: VaultError.param("at most 64 attributes per item")) {
+            try vault.searchAttributeItems(tooMany)
+        }
+    }
+
     @Test func collectionLabelIsKeptInTheFile() throws {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)

@@ -404,6 +404,45 @@ def reads():
     obj(b, first).SetSecret(secret(session, expected[first]), dbus_interface=ITEM)
 
 
+def big_reads():
+    """Two clients' GetSecret calls sent at once on 900 KiB secrets (arca-secretd reads them
+    from arcad together; three do not fit in one 2 MiB reply, so it splits the batch): each
+    caller gets its exact secrets; a deleted item among them fails alone (UnknownObject:
+    arca-secretd knows it is gone before asking arcad)."""
+    from dbus.mainloop.glib import DBusGMainLoop
+    from gi.repository import GLib
+    DBusGMainLoop(set_as_default=True)
+    a, b = dbus.SessionBus(private=True), dbus.SessionBus(private=True)
+    sa, sb = plain(a), plain(b)
+    col = obj(a, BASE + "/collection/login")
+    values = [secrets.token_bytes(900 << 10) for _ in range(3)]
+    paths = [str(col.CreateItem(props("big %d" % n, {"big": str(n)}), secret(sa, v), False, dbus_interface=COL)[0])
+             for n, v in enumerate(values)]
+    gone = str(col.CreateItem(props("gone", {"big": "gone"}), secret(sa, b"x"), False, dbus_interface=COL)[0])
+    obj(a, gone).Delete(dbus_interface=ITEM)
+    calls = [(a, sa, paths[0]), (a, sa, paths[1]), (b, sb, paths[1]), (b, sb, gone), (a, sa, paths[2]),
+             (b, sb, paths[0])]
+    loop = GLib.MainLoop()
+    answers = {}
+
+    def send(k, b_, session_, path):
+        def done(value):
+            answers[k] = value
+            if len(answers) == len(calls): loop.quit()
+        obj(b_, path).GetSecret(session_, dbus_interface=ITEM, reply_handler=lambda v: done(bytes(v[2])),
+                                error_handler=lambda e: done(e.get_dbus_name()), timeout=60)
+
+    for k, (b_, session_, path) in enumerate(calls):
+        send(k, b_, session_, path)
+    GLib.timeout_add(50000, loop.quit)
+    loop.run()
+    expected = {p: v for p, v in zip(paths, values)}
+    print("client a, exact secrets:", [answers.get(k) == expected[calls[k][2]] for k in (0, 1, 4)])
+    print("client b, exact secrets:", [answers.get(k) == expected[calls[k][2]] for k in (2, 5)])
+    print("client b, deleted item:", answers.get(3))
+    for p in paths: obj(a, p).Delete(dbus_interface=ITEM)
+
+
 if __name__ == "__main__":
     command, rest = sys.argv[1], sys.argv[2:]
     b = bus()
@@ -419,6 +458,7 @@ if __name__ == "__main__":
     elif command == "prompt": prompt_unlock(b, rest == ["attack"])
     elif command == "burst": burst(int(rest[0]))
     elif command == "reads": reads()
+    elif command == "bigreads": big_reads()
     elif command == "label":
         print(obj(b, BASE + "/collection/login").Get(COL, "Label", dbus_interface=PROPS))
     elif command == "collocked":

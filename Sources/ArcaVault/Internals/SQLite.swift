@@ -244,6 +244,12 @@ enum SQLValue {
     case blob([UInt8])
 }
 
+/// Which file a path named when it was looked at (device and inode).
+struct FileIdentity: Equatable, Sendable {
+    let device: UInt64
+    let inode: UInt64
+}
+
 /// Reads the first 100 bytes of a file (SQLite's header) without SQLite, to tell a
 /// foreign or truncated file from a vault before SQLite is asked to open it.
 enum FileProbe {
@@ -257,6 +263,13 @@ enum FileProbe {
         var bytes = [UInt8](repeating: 0, count: 100)
         let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, 100) }
         return (Array(bytes.prefix(max(0, got))), Int(st.st_size))
+    }
+
+    /// The device and inode of the file at `path`, or nil. The corresponding C function is `stat`.
+    static func identity(path: String) -> FileIdentity? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 
     /// True when `path` names an existing file.

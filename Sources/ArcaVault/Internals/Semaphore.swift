@@ -28,4 +28,32 @@ final class Semaphore: @unchecked Sendable {
     func wait() {
         while sem_wait(semaphore) != 0, errno == EINTR {}
     }
+
+    /// Like `wait`, but gives up after `milliseconds`; true if it took one. The
+    /// corresponding C function is `sem_timedwait` (on the calendar clock: a clock step
+    /// only lengthens or shortens one idle period).
+    func wait(milliseconds: Int) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += milliseconds / 1000
+        deadline.tv_nsec += (milliseconds % 1000) * 1_000_000
+        if deadline.tv_nsec >= 1_000_000_000 {
+            deadline.tv_sec += 1
+            deadline.tv_nsec -= 1_000_000_000
+        }
+        while true {
+            if sem_timedwait(semaphore, &deadline) == 0 { return true }
+            if errno != EINTR { return false }
+        }
+    }
+}
+
+/// The calling thread's kernel id (its `/proc/self/task` entry), from the link
+/// `/proc/thread-self`. The corresponding C function is `readlink`.
+func currentThreadID() -> Int? {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let length = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+    guard length > 0 else { return nil }
+    let text = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return text.split(separator: "/").last.flatMap { Int($0) }
 }
