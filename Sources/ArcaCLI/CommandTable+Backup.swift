@@ -8,7 +8,8 @@ extension CommandTable {
             "write an encrypted backup of every item except ThisDeviceOnly ones (up to 256 MiB per user)",
             options: [
                 OptionSpec(
-                    .to, .value("FILE"), "the new backup file (never overwritten; mode 0600; appears only when complete)"),
+                    .to, .value("FILE"),
+                    "the new backup file (never overwritten; mode 0600; appears only when complete)"),
                 OptionSpec(.passphrase, "seal to a passphrase read from stdin instead of the recovery key"),
             ]
         ) { parsed throws(UsageError) in

@@ -141,7 +141,8 @@ extension Daemon {
         }
         switch error {
         case .backupUnreadable: return HandlerError(.authFailed, error.description)
-        case .malformed, .forged, .equivocation, .chainBroken, .rollback, .headTimeRolledBack, .forkedHead, .undecryptable,
+        case .malformed, .forged, .equivocation, .chainBroken, .rollback, .headTimeRolledBack, .forkedHead,
+            .undecryptable,
             .unknownDevice, .removedDevice, .unknownEpoch:
             return HandlerError(.decode, error.description)
         case .notFound: return HandlerError(.itemNotFound, error.description)

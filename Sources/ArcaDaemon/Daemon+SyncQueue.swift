@@ -79,7 +79,8 @@ extension Daemon {
             waiting && !boundWaiting ? Self.oldestOverBound(files, count: waitingCount, size: waitingSize) : []
         for (index, file) in files.enumerated() {
             if overflow.contains(index) {
-                outcomes.append(SyncFileOutcome(code: .refused, message: "expired: \(SyncQueueLimits.waitingDescription)"))
+                outcomes.append(
+                    SyncFileOutcome(code: .refused, message: "expired: \(SyncQueueLimits.waitingDescription)"))
                 continue
             }
             if let refusal = Self.queueRefusal(file) {
@@ -137,8 +138,13 @@ extension Daemon {
             }
         }
         for (author, count) in deferredWaiting.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let report = "\(count) files from device \(Self.short(author)) not kept: \(SyncQueueLimits.waitingDescription)"
-            if let session = state.sync { session.note(report) } else { Log.warning("uid \(state.uid): sync: \(report)") }
+            let report =
+                "\(count) files from device \(Self.short(author)) not kept: \(SyncQueueLimits.waitingDescription)"
+            if let session = state.sync {
+                session.note(report)
+            } else {
+                Log.warning("uid \(state.uid): sync: \(report)")
+            }
         }
         if !overflow.isEmpty {
             let count = expiredCount &+ UInt32(clamping: overflow.count)
@@ -147,7 +153,11 @@ extension Daemon {
                 "\(overflow.count) files waiting for a circle update dropped, the oldest beyond the bound "
                 + "(\(SyncQueueLimits.waitingFiles) files, \(SyncQueueLimits.waitingBytes >> 20) MiB), counted as "
                 + "expired (\(count) in all)"
-            if let session = state.sync { session.note(report) } else { Log.warning("uid \(state.uid): sync: \(report)") }
+            if let session = state.sync {
+                session.note(report)
+            } else {
+                Log.warning("uid \(state.uid): sync: \(report)")
+            }
         }
         try store.append(kept, toQueue: true)
         return outcomes

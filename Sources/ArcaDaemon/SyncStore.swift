@@ -295,7 +295,8 @@ struct SyncStore {
         defer { close(fd) }
         guard size <= limit else {
             throw HandlerError(
-                .notAvailable, "\(path) is \(size) bytes, more than arcad reads (\(limit)); refused, nothing was changed")
+                .notAvailable,
+                "\(path) is \(size) bytes, more than arcad reads (\(limit)); refused, nothing was changed")
         }
         let bytes: [UInt8]
         do { bytes = try FileSystem.readPrefix(fd, limit: size + 1) } catch {

@@ -103,12 +103,16 @@ final class WALCheckpointer: Sendable {
 
     /// A copy of the counters.
     var statistics:
-        (checkpoints: Int, last: (walFrames: Int, checkpointed: Int)?, lastCommitFrames: Int, skipped: Int,
-            threadsStarted: Int, threadID: Int?, running: Bool)
+        (
+            checkpoints: Int, last: (walFrames: Int, checkpointed: Int)?, lastCommitFrames: Int, skipped: Int,
+            threadsStarted: Int, threadID: Int?, running: Bool
+        )
     {
         state.withLock {
-            ($0.checkpoints, $0.last, $0.lastCommitFrames, $0.skipped, $0.threadsStarted, $0.threadID,
-                $0.thread == .running)
+            (
+                $0.checkpoints, $0.last, $0.lastCommitFrames, $0.skipped, $0.threadsStarted, $0.threadID,
+                $0.thread == .running
+            )
         }
     }
 

@@ -1,11 +1,11 @@
 import Synchronization
 import Testing
 
+@testable import ArcaCrypto
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import ArcaCrypto
 
 @Suite("SecretBytes")
 struct SecretBytesTests {

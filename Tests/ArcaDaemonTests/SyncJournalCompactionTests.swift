@@ -24,9 +24,10 @@ struct SyncJournalCompactionTests {
         var b: SyncSession
 
         init(uid: UInt32) throws {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "journal17-compaction-\(UUID().uuidString)"
-            ).path
+            directory =
+                FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "journal17-compaction-\(UUID().uuidString)"
+                ).path
             try StateDirectory.prepare(directory)
             key = try SecretBytes.random(count: 32)
             let aSigner = try SigningKey.generate()

@@ -126,7 +126,8 @@ struct SyncQueueDaemonTests {
         #expect(circle.status(0)?.queued == UInt32(SyncQueueLimits.waitingFiles))
         // Each push's deferrals are reported (per device and batch): 2 pushes, every deferred file counted.
         let deferred = flood.count - SyncQueueLimits.waitingFiles
-        let suffix = " files from device \(Daemon.short(flood[0].author)) not kept: " + SyncQueueLimits.waitingDescription
+        let suffix =
+            " files from device \(Daemon.short(flood[0].author)) not kept: " + SyncQueueLimits.waitingDescription
         let counted = (circle.status(0)?.reports ?? []).filter { $0.hasSuffix(suffix) }.compactMap {
             Int($0.dropLast(suffix.count))
         }

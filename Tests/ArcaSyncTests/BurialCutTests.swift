@@ -35,9 +35,11 @@ import Testing
         let bytes = try forged(
             by: d[2], cut: [a: CutPoint(seq: 2, hash: edit.hash)], burying: x, reach: [a: 1_000])
         let digest = d[1].replica.stateDigest
-        #expect(throws: SyncError.malformed(
-            "snapshot 1 of device \(d[2].id.short) buries item \(x) past its own cut (record 1000 of device \(a.short))"
-        )) { try d[1].replica.adopt(snapshot: bytes) }
+        #expect(
+            throws: SyncError.malformed(
+                "snapshot 1 of device \(d[2].id.short) buries item \(x) past its own cut (record 1000 of device \(a.short))"
+            )
+        ) { try d[1].replica.adopt(snapshot: bytes) }
         #expect(d[1].replica.stateDigest == digest)
         #expect(d[1].replica.items[x]?.isLive == true)
         // A's next edit wins as ever (on the code before the rule, it was dropped: covered).

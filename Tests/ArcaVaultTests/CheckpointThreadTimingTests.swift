@@ -10,7 +10,9 @@ import Testing
 /// (a `TimingTests` suite).
 @Suite(.serialized) struct CheckpointThreadTimingTests {
     /// This process's threads (`/proc/self/task`).
-    private func threads() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count }
+    private func threads() throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count
+    }
 
     /// Whether the checkpointer's last thread still exists.
     private func threadExists(_ vault: Vault) throws -> Bool {

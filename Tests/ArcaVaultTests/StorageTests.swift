@@ -296,7 +296,8 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
                 }
             }
         }
-        #expect(nestedError == SQLiteError(code: 4, message: "the enclosing transaction was rolled back"))  // SQLITE_ABORT
+        // 4 is SQLITE_ABORT.
+        #expect(nestedError == SQLiteError(code: 4, message: "the enclosing transaction was rolled back"))
         let count = try db.statement("SELECT count(*) FROM t")
         #expect(try count.step() == true)
         #expect(count.int(0) == 0)
