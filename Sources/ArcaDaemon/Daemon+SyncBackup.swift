@@ -141,7 +141,7 @@ extension Daemon {
         }
         switch error {
         case .backupUnreadable: return HandlerError(.authFailed, error.description)
-        case .malformed, .forged, .equivocation, .chainBroken, .rollback, .headTimeRolledBack, .forkedHead,
+        case .malformed, .forged, .equivocation, .chainBroken, .rollback, .forkedHead,
             .undecryptable,
             .unknownDevice, .removedDevice, .unknownEpoch:
             return HandlerError(.decode, error.description)

@@ -115,6 +115,8 @@ extension Daemon {
         since: [[UInt8]: UInt64] = [:]
     ) throws(HandlerError) -> [SyncFileOutcome] {
         let store = SyncStore(stateDirectory: config.stateDirectory, uid: state.uid)
+        // A batch that throws before its records are journaled: the next persist journals them.
+        defer { state.sync?.discardTaken() }
         var outcomes: [SyncFileOutcome] = []
         var extra: [SyncEntry] = []
         var waiting: [Int] = []

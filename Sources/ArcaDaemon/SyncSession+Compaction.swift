@@ -33,8 +33,15 @@ extension SyncSession {
 
     /// Why the journal should be compacted now, or nil.
     func compactionReason() -> String? {
-        guard journalBytes > 2 * compactedBytes + Self.compactionSlack else { return nil }
-        return "it grew from \(compactedBytes) to \(journalBytes) bytes"
+        if journalBytes > 2 * compactedBytes + Self.compactionSlack {
+            return "it grew from \(compactedBytes) to \(journalBytes) bytes"
+        }
+        // Past half the append limit the doubling rule alone could next fire beyond the limit,
+        // after which nothing is appended and nothing compacts: try again at every slack's growth.
+        if journalBytes > SyncStore.maximumAppendedLength / 2, journalBytes > compactedBytes + Self.compactionSlack {
+            return "it is \(journalBytes) bytes, past half of \(SyncStore.maximumAppendedLength)"
+        }
+        return nil
     }
 
     /// Compacts the journal (see the extension's doc; `force`: whatever it would drop). A

@@ -22,6 +22,10 @@ final class SyncSession {
     private(set) var snapshot: [UInt8]?
     /// How much of `replica.journal` and `replica.reports` is already persisted / reported.
     private var journaled = 0
+    /// How close to the append limit `persist` measures what it appends (more than a frame).
+    static let appendHeadroom = 8 << 20
+    /// Records handed to a batch by `takeApplied` (≥ `journaled`; equal outside a batch).
+    private var taken = 0
     private var replicaReports = 0
     /// The journal's size, and its size after the last compaction (or replay).
     var journalBytes = 0
@@ -97,6 +101,7 @@ final class SyncSession {
         lastHeads = restored.lastHeads
         snapshot = restored.snapshot
         journaled = replica.journal.count
+        taken = journaled
         replicaReports = replica.reports.count
         ownersCache = nil
         own = replica.journal.filter { Self.author(of: $0) == device }
@@ -161,24 +166,41 @@ final class SyncSession {
     }
 
     /// Appends what the replica applied since the last call (and `extra` entries) to the journal.
+    /// Records taken by `takeApplied` (in a batch's `extra`) are not counted as journaled until
+    /// the append that carries them succeeds.
     func persist(_ extra: [SyncEntry] = []) throws(HandlerError) {
-        let fresh = Array(replica.journal[journaled...])
-        journalBytes += try store.append(fresh.map { .record($0) } + extra)
+        let entries = Array(replica.journal[taken...]).map { SyncEntry.record($0) } + extra
+        // Near the append limit a refused append would wedge sync: compact first, whatever it drops.
+        if journalBytes > SyncStore.maximumAppendedLength - Self.appendHeadroom,
+            journalBytes + SyncStore.encode(entries).count > SyncStore.maximumAppendedLength
+        {
+            compactJournal(reason: "an append would pass \(SyncStore.maximumAppendedLength) bytes", force: true)
+        }
+        do {
+            journalBytes += try store.append(entries)
+        } catch {
+            taken = journaled
+            throw error
+        }
+        own += replica.journal[journaled...].filter { Self.author(of: $0) == device }
         journaled = replica.journal.count
-        own += fresh.filter { Self.author(of: $0) == device }
+        taken = journaled
         finishPersist()
     }
 
-    /// The records the replica applied since the last call (or `persist`), as journal entries,
-    /// counted as journaled: a batch puts them among its other entries in the order applied (a
-    /// snapshot adopted before a record must be journaled before it, or a replay differs), then
-    /// persists them with `persist(_:)`.
+    /// The records the replica applied since the last call (or `persist`), as journal entries:
+    /// a batch puts them among its other entries in the order applied (a snapshot adopted
+    /// before a record must be journaled before it, or a replay differs), then persists them
+    /// with `persist(_:)`. They count as journaled only once that append succeeds; a batch that
+    /// fails before it calls `discardTaken()`, so the next `persist` journals them.
     func takeApplied() -> [SyncEntry] {
-        let fresh = Array(replica.journal[journaled...])
-        journaled = replica.journal.count
-        own += fresh.filter { Self.author(of: $0) == device }
+        let fresh = Array(replica.journal[taken...])
+        taken = replica.journal.count
         return fresh.map { .record($0) }
     }
+
+    /// Forgets what `takeApplied` handed out and was never persisted (the batch failed).
+    func discardTaken() { taken = journaled }
 
     private func finishPersist() {
         for report in replica.reports[replicaReports...] { note(Self.describe(report)) }
@@ -300,6 +322,9 @@ final class SyncSession {
         case .headAhead(let device, let wall):
             "the head of device \(device.short) has a time (\(wall) ms) more than 5 minutes ahead "
                 + "(accepted; its time is not used for dormancy)"
+        case .headTimeBack(let device, let seen, let got):
+            "the head of device \(device.short) went back in time from \(seen) to \(got) ms (an old copy, or its "
+                + "clock was set back; accepted, its time is not used for dormancy)"
         }
     }
 }

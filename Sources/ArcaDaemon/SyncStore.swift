@@ -147,7 +147,7 @@ struct SyncStore {
             throw HandlerError(
                 .notAvailable,
                 "\(path) is \(size) bytes; appending \(bytes.count) would pass \(Self.maximumAppendedLength) "
-                    + "(it cannot be compacted; see arca sync status); refused, nothing was written")
+                    + "(compaction could not shrink it; see arca sync status); refused, nothing was written")
         }
         do {
             try bytes.withUnsafeBytes { raw in

@@ -15,9 +15,6 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
     case chainBroken(DeviceID, seq: UInt64)
     /// A head that goes backwards (a restored old head): `seen` was applied or announced before.
     case rollback(DeviceID, seen: UInt64, got: UInt64)
-    /// A head at the sequence number announced before whose time is older than that head's
-    /// (an old copy replayed): `seen` and `got` are wall milliseconds.
-    case headTimeRolledBack(DeviceID, seen: UInt64, got: UInt64)
     /// A head at the applied sequence number whose chain hash differs from the log applied here.
     case forkedHead(DeviceID, seq: UInt64)
     /// The record was sealed under an epoch key this device does not hold.
@@ -38,8 +35,6 @@ public enum SyncError: Error, Equatable, Sendable, CustomStringConvertible {
         case .equivocation(let d, let seq): "device \(d.short) sent two different records numbered \(seq)"
         case .chainBroken(let d, let seq): "record \(seq) of device \(d.short) does not follow its log"
         case .rollback(let d, let seen, let got): "device \(d.short) head rolled back from \(seen) to \(got)"
-        case .headTimeRolledBack(let d, let seen, let got):
-            "device \(d.short) head time rolled back from \(seen) to \(got) ms (an old copy of its head; refused)"
         case .forkedHead(let d, let seq): "head \(seq) of device \(d.short) does not match its log"
         case .unknownEpoch(let e): "record sealed under unknown key epoch \(e)"
         case .undecryptable(let d, let seq): "record \(seq) of device \(d.short) does not open: altered"

@@ -22,6 +22,10 @@ public enum SyncReport: Sendable, Equatable {
     /// A head whose time was more than the skew limit ahead of local time: accepted, its time
     /// not kept (it does not count for dormancy).
     case headAhead(DeviceID, wallMillis: UInt64)
+    /// A head at the sequence number announced before whose time is older than that head's:
+    /// an old copy replayed (to make its author look dormant), or its clock stepped back (an
+    /// NTP correction). Accepted, its time not kept: a head's time here never goes back.
+    case headTimeBack(DeviceID, seen: UInt64, got: UInt64)
 }
 
 /// One device's view of the circle's items: verification, per-author logs and the merge.
@@ -105,9 +109,11 @@ public struct SyncReplica: Sendable {
     }
 
     /// Checks a head: its signature, that it does not go behind what this device applied or
-    /// was shown before (a rollback; at the announced sequence number, its time going back is
-    /// one too: an old copy of a head replayed to make its author look dormant), and that at
-    /// the applied sequence it names the same chain. A head whose time is more than the skew
+    /// was shown before (a rollback), and that at the applied sequence it names the same chain.
+    /// A head's time never goes back here: at the announced sequence number an older time (an
+    /// old copy replayed to make its author look dormant, or its clock stepped back) is
+    /// reported and not kept, the head otherwise taken (refusing it would stall a device whose
+    /// clock was corrected until its clock caught up). A head whose time is more than the skew
     /// limit ahead of this device's clock is accepted but flagged, and its time is not kept
     /// (one device's clock set far ahead would otherwise keep everyone from going dormant).
     /// Returns whether the head's time was kept.
@@ -127,11 +133,12 @@ public struct SyncReplica: Sendable {
             throw SyncError.forkedHead(head.author, seq: head.seq)
         }
         let ahead = head.wallMillis > clock.physicalMillis() &+ clock.skewLimitMillis
-        if !ahead, head.seq == announced[head.author], let wall = headWalls[head.author], head.wallMillis < wall {
-            throw SyncError.headTimeRolledBack(head.author, seen: wall, got: head.wallMillis)
-        }
         announced[head.author] = head.seq
         acknowledgements[head.author] = head.acknowledgements
+        if !ahead, let wall = headWalls[head.author], head.wallMillis < wall {
+            reports.append(.headTimeBack(head.author, seen: wall, got: head.wallMillis))
+            return false
+        }
         if ahead {
             reports.append(.headAhead(head.author, wallMillis: head.wallMillis))
             return false

@@ -249,6 +249,41 @@ struct SyncJournalCompactionTests {
         #expect(try session.store.entries() == entries + [extra])
     }
 
+    @Test("records taken for a batch that failed before its append are journaled by the next persist")
+    func takenButNotPersisted() throws {
+        let pair = try Pair(uid: uid)
+        defer { pair.cleanUp() }
+        try pair.exchange(items: 1, size: 100)
+        let body = RecordBody(attributes: Array("later".utf8), secret: try SecretBytes.random(count: 10))
+        let record = try pair.a.create(body).1
+        try pair.b.replica.apply(record.bytes)
+        #expect(pair.b.takeApplied() == [.record(record.bytes)])
+        pair.b.discardTaken()  // the batch threw before persisting (as applySyncFiles' defer does)
+        try pair.b.persist()
+        #expect(try pair.b.store.entries().last == .record(record.bytes))
+        #expect(try pair.restarted().replica.replayDigest == pair.b.replica.replayDigest)
+    }
+
+    @Test("past half the append limit a compaction is tried at every slack's growth, not only on doubling")
+    func compactionNearTheLimit() throws {
+        let pair = try Pair(uid: uid)
+        defer { pair.cleanUp() }
+        let half = SyncStore.maximumAppendedLength / 2
+        pair.b.compactedBytes = half
+        pair.b.journalBytes = half + SyncSession.compactionSlack
+        #expect(pair.b.compactionReason() == nil)
+        pair.b.journalBytes = half + SyncSession.compactionSlack + 1
+        #expect(
+            pair.b.compactionReason()
+                == "it is \(half + SyncSession.compactionSlack + 1) bytes, past half of \(SyncStore.maximumAppendedLength)"
+        )
+        pair.b.compactedBytes = 1 << 20
+        pair.b.journalBytes = 3 << 20
+        #expect(pair.b.compactionReason() == nil)
+        pair.b.journalBytes = (3 << 20) + 1
+        #expect(pair.b.compactionReason() == "it grew from \(1 << 20) to \((3 << 20) + 1) bytes")
+    }
+
     @Test("an append that would pass the append limit is refused with a clear error, nothing written")
     func appendLimit() throws {
         let pair = try Pair(uid: uid)
@@ -262,7 +297,7 @@ struct SyncJournalCompactionTests {
             throws: HandlerError(
                 .notAvailable,
                 "\(journal) is \(SyncStore.maximumAppendedLength) bytes; appending 21 would pass "
-                    + "\(SyncStore.maximumAppendedLength) (it cannot be compacted; see arca sync status); "
+                    + "\(SyncStore.maximumAppendedLength) (compaction could not shrink it; see arca sync status); "
                     + "refused, nothing was written")
         ) { try pair.b.store.append([entry]) }
         #expect(size(journal) == SyncStore.maximumAppendedLength)
