@@ -191,6 +191,13 @@ struct SystemServiceTests {
         // An expired keyring is collected only gc_delay (300 s) later, and until then
         // keyctl_get_persistent revives it: lower both, so that expiry bites.
         let gcPath = "/proc/sys/kernel/keys/gc_delay"
+        // One run at a time on the machine (two checkouts testing at once): a second run would
+        // save the first one's 4 s as "the" value and restore it for good, after which every
+        // service keyring on the machine expires within seconds (80-fleet failed on that).
+        let lock = open("/run/lock/arca-test-persistent-keyring-expiry.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        try #require(lock >= 0)
+        defer { close(lock) }
+        try #require(flock(lock, LOCK_EX) == 0)
         let saved = try String(contentsOfFile: path, encoding: .utf8)
         let savedGC = try String(contentsOfFile: gcPath, encoding: .utf8)
         // Restored even when an expectation fails or something throws.

@@ -43,6 +43,11 @@ eventually() {
 }
 log_has() { grep -c -- "$2" "$work/h$1/agent.log" | sed 's/^[1-9][0-9]*$/yes/;s/^0$/no/'; }
 
+# Service secrets live in persistent keyrings: a test that lowered their expiry and was cut
+# short (or ran twice at once) leaves every service ring expiring within seconds.
+check "persistent keyrings outlive the test (persistent_keyring_expiry >= 600 s)" "yes" \
+    sh -c 'e=$(cat /proc/sys/kernel/keys/persistent_keyring_expiry); [ "$e" -ge 600 ] && echo yes || echo "no: $e s"'
+
 # --- etcd, certificates, hosts ---
 fleet_ports
 fleet_certs root admin h1 h2 h3
