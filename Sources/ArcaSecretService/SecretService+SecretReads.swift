@@ -42,7 +42,7 @@ extension SecretService {
 
     /// arcad's answer when a reply would not fit in one frame (2 MiB, and one secret may
     /// be 1 MiB): the batch is split, down to single reads (see ArcaDaemon's `Server`).
-    static let replyTooLarge = SecretError.failed("reply too large")
+    static let replyTooLarge = SecretError.failed(ProtocolLimits.replyTooLargeMessage)
 
     /// Reads the queued GetSecret calls' items from arcad and answers each, in order.
     func flushSecretReads() {
