@@ -5,7 +5,9 @@
  *                         id=K, xdg:schema=org.example.Bench; secret "secret-K"; label "bench K")
  *
  * It answers exactly the calls secret-tool makes (GetAll on the service, collections and items,
- * OpenSession, SearchItems, Unlock, GetSecrets, GetSecret, ReadAlias). Without `dh` it refuses the
+ * OpenSession, SearchItems, Unlock, GetSecrets, GetSecret, ReadAlias), and CreateItem as bench.py
+ * calls it: the message is read whole, the item numbered next (not stored) and ItemCreated emitted,
+ * as the spec asks of every provider; the floor of bench/secretd's CreateItem figure. Without `dh` it refuses the
  * DH algorithm with NotSupported, so clients use `plain` (no key exchange on either side). With `dh`
  * it negotiates dh-ietf1024-sha256-aes128-cbc-pkcs7 as gnome-keyring and arca-secretd do (libgcrypt:
  * a 256-bit exponent, HKDF-SHA-256, AES-128-CBC per secret), so that the client pays its own key
@@ -237,6 +239,13 @@ static int handle(sd_bus_message *m, void *userdata, sd_bus_error *e) {
         int n = snprintf(secret, sizeof secret, "secret-%ld", k);
         if ((r = sd_bus_message_read(m, "o", &session)) < 0) goto done;
         r = append_secret(reply, session, secret, (size_t)n);
+    } else if (strcmp(member, "CreateItem") == 0) {
+        char item[64];
+        if ((r = sd_bus_message_skip(m, "a{sv}(oayays)b")) < 0) goto done;
+        snprintf(item, sizeof item, ITEM "%u", items++);
+        r = sd_bus_message_append(reply, "oo", item, "/");
+        if (r >= 0) r = sd_bus_emit_signal(sd_bus_message_get_bus(m), LOGIN, "org.freedesktop.Secret.Collection",
+                                           "ItemCreated", "o", item);
     } else if (strcmp(member, "ReadAlias") == 0) {
         r = sd_bus_message_append(reply, "o", LOGIN);
     } else if (strcmp(member, "Close") == 0) {
