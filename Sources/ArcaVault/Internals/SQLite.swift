@@ -86,12 +86,14 @@ final class Database {
         if nested && !isInTransaction {
             throw SQLiteError(code: SQLITE_ABORT, message: "the enclosing transaction was rolled back")
         }
-        try execute(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE")
+        // Prepared once and kept, as every statement: a group-committed add opens and ends
+        // three levels, and sqlite3_exec parsed each of them again on every add.
+        try statement(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE").run()
         transactionDepth += 1
         defer { transactionDepth -= 1 }
         do {
             let result = try body()
-            try execute(nested ? "RELEASE nested" : "COMMIT")
+            try statement(nested ? "RELEASE nested" : "COMMIT").run()
             return result
         } catch {
             try? execute(nested ? "ROLLBACK TO nested; RELEASE nested" : "ROLLBACK")
