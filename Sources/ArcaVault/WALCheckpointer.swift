@@ -10,7 +10,9 @@ import Synchronization
 /// past `threshold` frames they wake this thread, which runs a PASSIVE checkpoint on
 /// its own connection: it copies what no reader still needs and never waits for, or
 /// blocks, a writer. The next write transaction after a complete checkpoint restarts
-/// the WAL from its beginning, as before. Crash safety is SQLite's own: a checkpoint
+/// the WAL from its beginning, as before. Commits that came in during the pass are copied
+/// by the next commit's own PASSIVE checkpoint (a few frames, once per pass), so that the
+/// WAL does start over under a steady stream of writes. Crash safety is SQLite's own: a checkpoint
 /// cut short leaves the WAL authoritative, whichever connection ran it.
 ///
 /// Should the thread fall behind (or fail to start), a commit past `inlineThreshold`
@@ -50,6 +52,12 @@ final class WALCheckpointer: Sendable {
         /// Checkpoints the thread ran, and the frames the last one found and copied.
         var checkpoints = 0
         var last: (walFrames: Int, checkpointed: Int)?
+        /// A pass is running; one ended since the WAL last started over (the next commit
+        /// past the threshold copies what came in meanwhile itself).
+        var inPass = false
+        var passEnded = false
+        /// Passes finished by the writer's connection (`passEnded`).
+        var finishes = 0
         /// Checkpoints skipped because the path no longer named the vault's file.
         var skipped = 0
         /// Threads started (one per busy period), and the last one's kernel id.
@@ -71,23 +79,48 @@ final class WALCheckpointer: Sendable {
         self.idleMilliseconds = max(1, idleMilliseconds)
     }
 
+    /// What a commit does about the WAL.
+    private enum AfterCommit {
+        case nothing, startThread, finishHere
+    }
+
     /// After a commit of the writer's connection `writer`, with `frames` in the WAL.
     func committed(frames: Int, writer: Database) {
-        let start = state.withLock { s -> Bool in
+        let action = state.withLock { s -> AfterCommit in
             s.lastCommitFrames = frames
-            guard frames >= threshold, frames < inlineThreshold else { return false }
-            guard s.thread != .failed, !s.stopping, !s.requested else { return false }
+            guard frames >= threshold else {
+                // The WAL started over (or is still short): a pass that ended is history.
+                s.passEnded = false
+                return .nothing
+            }
+            guard frames < inlineThreshold else { return .finishHere }
+            // A pass ended and the WAL did not start over: the commits that came in while it
+            // copied are all that is left (SQLite restarts a WAL only once every frame is in
+            // the file, and under a steady stream of adds a pass never caught up: the WAL grew
+            // to the fallback, and each commit asked for another pass, two syncs every ~5 adds
+            // at 5,000 items). This connection is the only writer (arcad holds the user's lock
+            // around it), so its pass copies those few frames and completes; the next write
+            // restarts the WAL.
+            if s.passEnded {
+                s.passEnded = false
+                s.finishes += 1
+                return .finishHere
+            }
+            guard s.thread != .failed, !s.stopping, !s.requested, !s.inPass else { return .nothing }
             s.requested = true
             if s.thread == .notStarted {
                 s.thread = .running
                 s.threadsStarted += 1
-                return true
+                return .startThread
             }
             wake.post()
-            return false
+            return .nothing
         }
-        if start { startThread() }
-        if frames >= inlineThreshold { _ = try? writer.checkpointPassive() }
+        switch action {
+        case .nothing: break
+        case .startThread: startThread()
+        case .finishHere: _ = try? writer.checkpointPassive()
+        }
     }
 
     /// Ends the thread (after the checkpoint it may be running).
@@ -105,13 +138,13 @@ final class WALCheckpointer: Sendable {
     var statistics:
         (
             checkpoints: Int, last: (walFrames: Int, checkpointed: Int)?, lastCommitFrames: Int, skipped: Int,
-            threadsStarted: Int, threadID: Int?, running: Bool
+            threadsStarted: Int, threadID: Int?, running: Bool, finishes: Int
         )
     {
         state.withLock {
             (
                 $0.checkpoints, $0.last, $0.lastCommitFrames, $0.skipped, $0.threadsStarted, $0.threadID,
-                $0.thread == .running
+                $0.thread == .running, $0.finishes
             )
         }
     }
@@ -143,6 +176,7 @@ final class WALCheckpointer: Sendable {
                 }
                 guard s.requested else { return .wait }
                 s.requested = false
+                s.inPass = true
                 return .checkpoint
             }
             switch step {
@@ -180,10 +214,12 @@ final class WALCheckpointer: Sendable {
             }
         } catch {}
         state.withLock { s in
+            s.inPass = false
             if skipped {
                 s.skipped += 1
                 return
             }
+            s.passEnded = true
             s.checkpoints += 1
             if let result { s.last = result }
         }

@@ -65,6 +65,37 @@ import Testing
         #expect(try vault.itemCount() == added + 1)
     }
 
+    @Test func commitsThatCameInDuringAPassAreCopiedByTheNextCommitAndTheWALRestarts() throws {
+        let dir = try TempDir()
+        let vault = try reopened(dir, pages: 50)
+        try add(vault, 0..<1)
+        // A reader's snapshot stands for the commits that land while a pass copies: the pass
+        // copies the frames up to it and ends with the rest still in the WAL.
+        let reader = try Database(path: vault.path, create: false)
+        try reader.execute("BEGIN")
+        let s = try reader.statement("SELECT count(*) FROM items")
+        #expect(try s.step())
+        var added = 1
+        while vault.checkpointer.statistics.lastCommitFrames < 50 {
+            try add(vault, added..<(added + 1))
+            added += 1
+        }
+        #expect(waitForCheckpoints(vault, 1))
+        let pass = try #require(vault.checkpointer.statistics.last)
+        #expect(pass.checkpointed < pass.walFrames)
+        s.finish()
+        try reader.execute("COMMIT")
+        // The next commit copies the rest itself, at once (before, it asked the thread for
+        // another pass, which the following commits outran: the WAL grew to 8x the threshold).
+        try add(vault, added..<(added + 1))
+        #expect(vault.checkpointer.statistics.finishes == 1)
+        #expect(vault.checkpointer.statistics.checkpoints == 1)
+        // And the one after starts the WAL over.
+        try add(vault, (added + 1)..<(added + 2))
+        #expect(vault.checkpointer.statistics.lastCommitFrames < 50)
+        #expect(try vault.itemCount() == added + 2)
+    }
+
     @Test func aWALTheThreadDoesNotEmptyStaysBoundedByTheWritersFallback() throws {
         let dir = try TempDir()
         let vault = try reopened(dir, pages: 20)
