@@ -22,6 +22,16 @@ import Testing
         }
     }
 
+    /// Adds items `first`, `first + 1`… until the WAL holds `frames`; returns the next number.
+    private func addUntilTheWALHolds(_ frames: Int, _ vault: Vault, from first: Int) throws -> Int {
+        var next = first
+        while vault.checkpointer.statistics.lastCommitFrames < frames {
+            try add(vault, next..<(next + 1))
+            next += 1
+        }
+        return next
+    }
+
     private func walSize(_ vault: Vault) -> Int { FileProbe.header(path: vault.path + "-wal")?.size ?? 0 }
 
     /// Waits (up to 20 s) until the thread has run `count` checkpoints.
@@ -49,11 +59,7 @@ import Testing
     @Test func theThreadCheckpointsPastTheThresholdAndTheWALRestarts() throws {
         let dir = try TempDir()
         let vault = try reopened(dir, pages: 50)
-        var added = 0
-        while vault.checkpointer.statistics.lastCommitFrames < 50 {
-            try add(vault, added..<(added + 1))
-            added += 1
-        }
+        let added = try addUntilTheWALHolds(50, vault, from: 0)
         #expect(waitForCheckpoints(vault, 1))
         let last = try #require(vault.checkpointer.statistics.last)
         // No reader held the WAL: the whole of it went into the file.
@@ -75,11 +81,7 @@ import Testing
         try reader.execute("BEGIN")
         let s = try reader.statement("SELECT count(*) FROM items")
         #expect(try s.step())
-        var added = 1
-        while vault.checkpointer.statistics.lastCommitFrames < 50 {
-            try add(vault, added..<(added + 1))
-            added += 1
-        }
+        let added = try addUntilTheWALHolds(50, vault, from: 1)
         #expect(waitForCheckpoints(vault, 1))
         let pass = try #require(vault.checkpointer.statistics.last)
         #expect(pass.checkpointed < pass.walFrames)
