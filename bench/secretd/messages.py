@@ -12,6 +12,13 @@ and, in ms, the median time from a call to its reply as dbus-monitor saw it pass
   rtt.GetSecret     the calls secret-tool makes one after the other (one per item, each
                     waiting for the last), so this is the provider's share of each item
   gap.GetSecret     from one GetSecret's reply to the next call: secret-tool's own share
+
+What secret-tool 0.20 (libsecret, GDBus) sends for each item, whatever the provider: a GDBusProxy
+per item (two AddMatch, StartServiceByName, GetNameOwner, then GetAll; sent for all items before
+any is answered), one GetSecrets for all, then secret_retrievable_retrieve_secret_sync per item as
+it prints: one GetSecret, each waiting for the last. RemoveMatch comes at the proxies' end and is
+cut short by the exit (dbus-daemon drops the rest at the disconnect). On the bench's private bus
+StartServiceByName fails (no .service file); on a desktop bus it answers ALREADY_RUNNING.
 """
 import re, statistics, sys
 

@@ -182,8 +182,10 @@ def load(name):
             k, v = line.strip().split("=", 1); d[k] = v
     return d
 cols = [load("arca"), load("gk"), load("fp")]
-keys = sorted({k for c in cols for k in c if k.startswith("msg.")}, key=lambda k: (
-    ["msg.messages", "msg.replies"].index(k) if k in ("msg.messages", "msg.replies") else 2, k))
+order = ["msg.messages", "msg.replies", "msg.bus.", "msg.provider.", "msg.rtt.", "msg.gap."]
+keys = sorted({k for c in cols for k in c if k.startswith("msg.")},
+              key=lambda k: (min(i for i, o in enumerate(order) if k.startswith(o)) if any(
+                  k.startswith(o) for o in order) else len(order), k))
 print("  one search --all, per item (dbus-monitor)")
 names = {"msg.messages": "messages the bus routed", "msg.replies": "replies and errors",
          "msg.rtt.GetSecret": "GetSecret round trip at the bus (median, ms)",
