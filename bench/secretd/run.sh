@@ -11,7 +11,9 @@
 #   * for each of the three, what one search --all sends per item (dbus-monitor: calls to the
 #     provider and to dbus-daemon by member, the round trip of the GetSecret calls secret-tool
 #     makes one after the other) and the CPU it costs the provider (arca: and arcad), dbus-daemon
-#     and secret-tool itself (bench/secretd/messages.py);
+#     and secret-tool itself (bench/secretd/messages.py). A second bus is not measured: Debian's
+#     dbus-broker (33) starts only under a systemd user manager (dbus-broker-launch fails with
+#     ENOMEDIUM without one, and needs journald's socket), which this test machine does not run;
 #   * the providers' own CPU time per lookup (arca-secretd + arcad, gnome-keyring-daemon, the
 #     floor provider), which a loaded machine stretches less than wall time;
 #   * CreateItem cost per item at 100 and 1,000 (both) and up to 10,000 (arca), and per item
