@@ -201,7 +201,8 @@ let package = Package(
 
         // Fleets (ARCHITECTURE §13): signed, sealed records in etcd, applied by a root host agent.
         // `arca fleet ...` execs arca-fleetd, so the static CLI stays free of network code.
-        .target(name: "ArcaFleet", dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "CSodium"]),
+        .target(
+            name: "ArcaFleet", dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CSodium"]),
         .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticFoundationExecutable),
         .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
         .executableTarget(

@@ -1,5 +1,6 @@
 import ArcaCrypto
 import ArcaProtocol
+import ArcaSystem
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -41,17 +42,9 @@ public enum FleetCLI {
         }
     }
 
+    /// Writes all of `text` to `fd` (1 or 2); a failed write is dropped, as there is nowhere to report it.
     static func write(_ fd: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n <= 0 {
-                if n < 0, errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
+        try? FileDescriptor(rawValue: fd).writeAll(text)
     }
 
     static func execute(_ arguments: [String]) throws(FleetError) {
@@ -153,11 +146,10 @@ public enum FleetCLI {
         var chunk = [UInt8](repeating: 0, count: 4096)
         defer { SecureWipe.zero(&chunk) }
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .usage("cannot read stdin")
+            let read = chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try FileDescriptor.standardInput.read(into: raw) }
             }
+            guard case .success(let n) = read else { throw .usage("cannot read stdin") }
             if n == 0 { break }
             bytes += chunk[..<n]
         }
