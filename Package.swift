@@ -81,7 +81,8 @@ let package = Package(
         .target(name: "ArcaSync", dependencies: ["ArcaCrypto"]),
         .target(
             name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto", "ArcaProtocol"]),
-        .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaThreads", "CSQLite"]),
+        .target(
+            name: "ArcaVault", dependencies: ["ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaThreads", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
             dependencies: [
@@ -194,7 +195,8 @@ let package = Package(
                 "CSystemd",
             ]),
         .executableTarget(
-            name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),
+            name: "arca-secretd", dependencies: ["ArcaSecretService", "ArcaClient", "ArcaProtocol", "ArcaSystem"],
+            linkerSettings: staticExecutable),
         .testTarget(
             name: "ArcaSecretServiceTests", dependencies: ["ArcaSecretService", "ArcaCrypto"],
             resources: [.copy("Resources")]),

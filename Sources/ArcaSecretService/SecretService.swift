@@ -1,5 +1,6 @@
 import ArcaCrypto
 import ArcaProtocol
+import ArcaSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -186,8 +187,7 @@ public final class SecretService {
 
     func log(_ text: String) {
         guard verbose else { return }
-        var line = Array("arca-secretd: \(text)\n".utf8)
-        _ = write(2, &line, line.count)
+        try? FileDescriptor.standardError.writeAll("arca-secretd: \(text)\n")
     }
 
     func newNumber() -> String {
