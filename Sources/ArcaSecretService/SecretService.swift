@@ -151,7 +151,7 @@ public final class SecretService {
                 // GetAll per item at once: 10,000 for search --all) leaves sd-bus's queues and
                 // the replies' buffers freed but held by malloc; RSS went 11 -> 20 MB.
                 if trimHeap || cache.takeStartedOver() || messagesSinceTrim >= Self.messagesPerTrim {
-                    Memory.trim()
+                    Heap.trim()
                     trimHeap = false
                     messagesSinceTrim = 0
                 }
