@@ -1,3 +1,4 @@
+import ArcaProtocol
 import ArcaSystem
 import FoundationEssentials
 
@@ -65,7 +66,7 @@ public struct FleetConfig: Sendable, Equatable {
                 key: key, commandTimeoutSeconds: timeout),
             host: values["host"], prefix: prefix, adminKey: adminKey,
             stateDirectory: values["state_dir"] ?? "/var/lib/arca/fleet",
-            socket: values["socket"] ?? "/run/arca/arcad.sock", resyncSeconds: resync)
+            socket: values["socket"] ?? ArcadSocket.defaultPath, resyncSeconds: resync)
     }
 
     /// Reads and parses `path`.

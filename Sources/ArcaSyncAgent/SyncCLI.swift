@@ -27,7 +27,7 @@ public enum SyncCLI {
                                   (default: $XDG_STATE_HOME/syncthing, then ~/.config/syncthing)
           --folder DIR            the synced folder (default: Syncthing's folder arca-sync, else
                                   ~/.local/share/arca/sync)
-          --socket PATH           arcad's socket (default: $ARCA_SOCKET, else /run/arca/arcad.sock)
+          --socket PATH           arcad's socket (default: $ARCA_SOCKET, else \(ArcadSocket.defaultPath))
           --address ADDR          the other device's Syncthing address (default: dynamic, i.e. discovery)
         exit status: 0 ok, 2 usage, 3 Syncthing, 4 arcad, 5 folder, 6 not confirmed or wrong recovery key
         """
