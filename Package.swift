@@ -95,7 +95,8 @@ let package = Package(
         .target(name: "ArcaSecurity", dependencies: ["Arca", "ArcaProtocol"]),
 
         // Executables.
-        .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
+        .executableTarget(
+            name: "arcad", dependencies: ["ArcaDaemon", "ArcaSystem"], linkerSettings: staticExecutable),
         // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
         .target(
             name: "ArcaCLI", dependencies: ["ArcaSystem", "ArcaClient", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
@@ -141,7 +142,8 @@ let package = Package(
         .testTarget(name: "ArcaVaultTests", dependencies: ["ArcaVault", "arca-vault-crashtest"]),
         .executableTarget(
             name: "arca-vault-crashtest", dependencies: ["ArcaVault"], path: "Tests/ArcaVaultCrashChild"),
-        .executableTarget(name: "bench-vault", dependencies: ["ArcaVault"], path: "bench/vault"),
+        .executableTarget(
+            name: "bench-vault", dependencies: ["ArcaVault"], path: "bench/vault", exclude: ["wal-frames.py"]),
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon", "ArcaTestSupport"]),
@@ -214,7 +216,7 @@ let package = Package(
         // folder and arcad, and sets Syncthing up over its loopback REST API. `arca sync VERB` execs it.
         .target(
             name: "ArcaSyncAgent",
-            dependencies: ["ArcaSystem", "ArcaThreads", "ArcaProtocol", "ArcaClient", "ArcaSync"]),
+            dependencies: ["ArcaSystem", "ArcaThreads", "ArcaCrypto", "ArcaProtocol", "ArcaClient", "ArcaSync"]),
         .executableTarget(
             name: "arca-sync", dependencies: ["ArcaSyncAgent"], linkerSettings: staticFoundationExecutable),
         .testTarget(name: "ArcaSyncAgentTests", dependencies: ["ArcaSyncAgent"]),
