@@ -110,7 +110,9 @@ let package = Package(
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
         // is safe inside a module that libpam loads into any process that may fork.
-        .target(name: "ArcaPAM", dependencies: ["CPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto"]),
+        // pam_syslog with a fixed format, compiled as C (Swift's variadic calls cost a fresh login).
+        .target(name: "CArcaPAM", dependencies: ["CPAM"]),
+        .target(name: "ArcaPAM", dependencies: ["CPAM", "CArcaPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM", "CArcaStartup"], linkerSettings: pamModuleLinkage),
 
         // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
