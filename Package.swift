@@ -81,7 +81,8 @@ let package = Package(
         .target(name: "ArcaSync", dependencies: ["ArcaCrypto"]),
         .target(
             name: "ArcaKeyring", dependencies: ["CKeyutils", "CArcaSystem", "ArcaSystem", "ArcaCrypto", "ArcaProtocol"]),
-        .target(name: "ArcaVault", dependencies: ["ArcaCrypto", "ArcaProtocol", "ArcaThreads", "CSQLite"]),
+        .target(
+            name: "ArcaVault", dependencies: ["ArcaSystem", "ArcaCrypto", "ArcaProtocol", "ArcaThreads", "CSQLite"]),
         .target(
             name: "ArcaDaemon",
             dependencies: [
@@ -94,7 +95,8 @@ let package = Package(
         .target(name: "ArcaSecurity", dependencies: ["Arca", "ArcaProtocol"]),
 
         // Executables.
-        .executableTarget(name: "arcad", dependencies: ["ArcaDaemon"], linkerSettings: staticExecutable),
+        .executableTarget(
+            name: "arcad", dependencies: ["ArcaDaemon", "ArcaSystem"], linkerSettings: staticExecutable),
         // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
         .target(
             name: "ArcaCLI", dependencies: ["ArcaSystem", "ArcaClient", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),
@@ -108,7 +110,9 @@ let package = Package(
         // The PAM module: a C shim exporting pam_sm_* over a small Swift core.
         // ArcaCrypto brings SecretBytes and Argon2id: no Foundation, no threads, so it
         // is safe inside a module that libpam loads into any process that may fork.
-        .target(name: "ArcaPAM", dependencies: ["CPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto"]),
+        // pam_syslog with a fixed format, compiled as C (Swift's variadic calls cost a fresh login).
+        .target(name: "CArcaPAM", dependencies: ["CPAM"]),
+        .target(name: "ArcaPAM", dependencies: ["CPAM", "CArcaPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM", "CArcaStartup"], linkerSettings: pamModuleLinkage),
 
         // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
@@ -140,7 +144,8 @@ let package = Package(
         .testTarget(name: "ArcaVaultTests", dependencies: ["ArcaVault", "arca-vault-crashtest"]),
         .executableTarget(
             name: "arca-vault-crashtest", dependencies: ["ArcaVault"], path: "Tests/ArcaVaultCrashChild"),
-        .executableTarget(name: "bench-vault", dependencies: ["ArcaVault"], path: "bench/vault"),
+        .executableTarget(
+            name: "bench-vault", dependencies: ["ArcaVault"], path: "bench/vault", exclude: ["wal-frames.py"]),
         .testTarget(
             name: "ArcaCryptoTests", dependencies: ["ArcaCrypto"], resources: [.copy("Resources")]),
         .testTarget(name: "ArcaDaemonTests", dependencies: ["ArcaDaemon", "ArcaTestSupport"]),
@@ -194,14 +199,16 @@ let package = Package(
                 "CSystemd",
             ]),
         .executableTarget(
-            name: "arca-secretd", dependencies: ["ArcaSecretService"], linkerSettings: staticExecutable),
+            name: "arca-secretd", dependencies: ["ArcaSecretService", "ArcaClient", "ArcaProtocol", "ArcaSystem"],
+            linkerSettings: staticExecutable),
         .testTarget(
             name: "ArcaSecretServiceTests", dependencies: ["ArcaSecretService", "ArcaCrypto"],
             resources: [.copy("Resources")]),
 
         // Fleets (ARCHITECTURE §13): signed, sealed records in etcd, applied by a root host agent.
         // `arca fleet ...` execs arca-fleetd, so the static CLI stays free of network code.
-        .target(name: "ArcaFleet", dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "CSodium"]),
+        .target(
+            name: "ArcaFleet", dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CSodium"]),
         .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticFoundationExecutable),
         .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
         .executableTarget(
@@ -211,7 +218,7 @@ let package = Package(
         // folder and arcad, and sets Syncthing up over its loopback REST API. `arca sync VERB` execs it.
         .target(
             name: "ArcaSyncAgent",
-            dependencies: ["ArcaSystem", "ArcaThreads", "ArcaProtocol", "ArcaClient", "ArcaSync"]),
+            dependencies: ["ArcaSystem", "ArcaThreads", "ArcaCrypto", "ArcaProtocol", "ArcaClient", "ArcaSync"]),
         .executableTarget(
             name: "arca-sync", dependencies: ["ArcaSyncAgent"], linkerSettings: staticFoundationExecutable),
         .testTarget(name: "ArcaSyncAgentTests", dependencies: ["ArcaSyncAgent"]),

@@ -13,6 +13,7 @@ import ArcaVault
 // and read by its owner after it did.
 final class CommitGroup: @unchecked Sendable {
     /// One writer's change and, once its commit ended, the outcome.
+    // @unchecked: `outcome` is set by the committing thread before `finish` takes the lock, read after.
     final class Write: @unchecked Sendable {
         /// Applies the change inside the open transaction: the reply and the events to
         /// post once it is durable.

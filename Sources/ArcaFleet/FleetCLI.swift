@@ -1,5 +1,6 @@
 import ArcaCrypto
 import ArcaProtocol
+import ArcaSystem
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -41,17 +42,9 @@ public enum FleetCLI {
         }
     }
 
+    /// Writes all of `text` to `fd` (1 or 2); a failed write is dropped, as there is nowhere to report it.
     static func write(_ fd: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n <= 0 {
-                if n < 0, errno == EINTR { continue }
-                return
-            }
-            offset += n
-        }
+        try? FileDescriptor(rawValue: fd).writeAll(text)
     }
 
     static func execute(_ arguments: [String]) throws(FleetError) {
@@ -61,71 +54,15 @@ public enum FleetCLI {
             return
         }
         let configPath = options.value("conf") ?? FleetConfig.defaultPath
-        if options.verb == "join" {
-            try join(&options, configPath: configPath)
-            return
-        }
-        let config = try FleetConfig.load(configPath)
-        let etcd = EtcdCtl(config.etcd)
-        let admin = FleetAdmin(etcd: etcd, layout: config.keys, vault: SystemVault(socket: config.socket))
-        switch options.verb {
-        case "init":
-            let lifetime = Int64(options.value("manifest-lifetime") ?? "86400") ?? 0
-            guard lifetime > 0 else { throw .usage("--manifest-lifetime takes seconds") }
-            try options.done()
-            let key = try admin.initialize(manifestLifetime: lifetime)
-            write(1, "admin key: \(key)\n")
-        case "approve":
-            let hosts = try options.positionals("HOST")
-            let groups = options.list("group")
-            guard !groups.isEmpty, groups.allSatisfy(FleetName.isValid) else { throw .usage("approve needs --group") }
-            try options.done()
-            try admin.approve(hosts, groups: groups)
-        case "remove":
-            let host = try options.positional("HOST")
-            try options.done()
-            try admin.remove(host)
-        case "put", "rotate":
-            let rotate = options.verb == "rotate"
-            let service = try options.required("service")
-            let account = try options.required("account")
-            let group = options.value("group")
-            if let group, !FleetName.isValid(group) { throw .usage("bad group name \(group)") }
-            let grants = FleetGrants(
-                users: options.list("allow-user"), groups: options.list("allow-group"),
-                units: options.list("allow-unit"))
-            try options.done()
-            let secret = try readSecret()
-            let version = try admin.put(
-                service: service, account: account, group: group, grants: grants.isEmpty && rotate ? nil : grants,
-                secret: secret, rotate: rotate)
-            write(1, "\(service)/\(account) v\(version)\n")
-        case "revoke":
-            let service = try options.required("service")
-            let account = try options.required("account")
-            try options.done()
-            try admin.revoke(service: service, account: account)
-        case "refresh":
-            try options.done()
-            try admin.refresh()
-        case "hosts":
-            let json = options.flags.contains("json")
-            try options.done()
-            write(1, FleetReport.hosts(try admin.snapshot(try admin.key()), json: json))
-        case "status":
-            let json = options.flags.contains("json")
-            let local = options.flags.contains("local")
-            try options.done()
-            if local {
-                write(1, FleetReport.local(HostAgent.savedState(config), host: config.host ?? "?", json: json))
-            } else {
-                write(1, FleetReport.status(try admin.snapshot(try admin.key()), json: json))
-            }
-        case "run":
-            try options.done()
-            try HostAgent(config: config, etcd: etcd).run()
-        default:
-            throw .usage("unknown verb \(options.verb)")
+        guard let verb = FleetVerb.named(options.verb) else { throw .usage("unknown verb \(options.verb)") }
+        switch verb.handler {
+        case .writesConfig(let run):
+            try run(&options, configPath)
+        case .readsConfig(let run):
+            let config = try FleetConfig.load(configPath)
+            let etcd = EtcdCtl(config.etcd)
+            let admin = FleetAdmin(etcd: etcd, layout: config.keys, vault: SystemVault(socket: config.socket))
+            try run(&options, FleetVerb.Fleet(config: config, etcd: etcd, admin: admin))
         }
     }
 
@@ -153,11 +90,10 @@ public enum FleetCLI {
         var chunk = [UInt8](repeating: 0, count: 4096)
         defer { SecureWipe.zero(&chunk) }
         while true {
-            let n = chunk.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .usage("cannot read stdin")
+            let read = chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try FileDescriptor.standardInput.read(into: raw) }
             }
+            guard case .success(let n) = read else { throw .usage("cannot read stdin") }
             if n == 0 { break }
             bytes += chunk[..<n]
         }

@@ -1,3 +1,5 @@
+import ArcaProtocol
+import ArcaSystem
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -64,7 +66,7 @@ public struct FleetConfig: Sendable, Equatable {
                 key: key, commandTimeoutSeconds: timeout),
             host: values["host"], prefix: prefix, adminKey: adminKey,
             stateDirectory: values["state_dir"] ?? "/var/lib/arca/fleet",
-            socket: values["socket"] ?? "/run/arca/arcad.sock", resyncSeconds: resync)
+            socket: values["socket"] ?? ArcadSocket.defaultPath, resyncSeconds: resync)
     }
 
     /// Reads and parses `path`.
@@ -115,20 +117,17 @@ extension StringProtocol {
     }
 }
 
-/// Small whole-file reads and atomic 0600 writes.
+/// Small whole-file reads and atomic 0600 writes, through ArcaSystem's descriptors (which
+/// retry EINTR and finish short writes).
 enum FileIO {
     static func read(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
+        defer { fd.close() }
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
+            let read = chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try fd.read(into: raw) } }
+            guard case .success(let n) = read else { return nil }
             if n == 0 { return result }
             result += chunk[..<n]
         }
@@ -137,20 +136,17 @@ enum FileIO {
     /// Writes `bytes` to a temporary file (mode 0600), fsyncs and renames it over `path`.
     static func writeAtomically(_ path: String, _ bytes: [UInt8]) throws(FleetError) {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .usage("cannot write \(path): \(String(cString: strerror(errno)))") }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                close(fd)
-                throw .usage("cannot write \(path)")
-            }
-            offset += n
+        let fd: FileDescriptor
+        do { fd = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o600) } catch {
+            throw .usage("cannot write \(path): \(String(cString: strerror(error.rawValue)))")
         }
-        fsync(fd)
-        close(fd)
+        let written = bytes.withUnsafeBytes { raw in Result { () throws(Errno) in try fd.writeAll(raw) } }
+        guard case .success = written else {
+            fd.close()
+            throw .usage("cannot write \(path)")
+        }
+        try? fd.sync()
+        fd.close()
         guard rename(temporary, path) == 0 else { throw .usage("cannot rename over \(path)") }
     }
 

@@ -1,4 +1,5 @@
 import ArcaCrypto
+import ArcaSystem
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -19,8 +20,7 @@ public final class HostAgent {
     var statePath: String { config.stateDirectory + "/state.json" }
     /// Where progress and refusals go (stderr; the journal under systemd).
     public var log: (String) -> Void = { line in
-        var bytes = Array(("arca-fleetd: " + line + "\n").utf8)
-        _ = write(2, &bytes, bytes.count)
+        try? FileDescriptor.standardError.writeAll("arca-fleetd: " + line + "\n")
     }
     public var now: () -> Int64 = { Int64(Date().timeIntervalSince1970) }
 

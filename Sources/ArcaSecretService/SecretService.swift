@@ -1,5 +1,6 @@
 import ArcaCrypto
 import ArcaProtocol
+import ArcaSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -150,7 +151,7 @@ public final class SecretService {
                 // GetAll per item at once: 10,000 for search --all) leaves sd-bus's queues and
                 // the replies' buffers freed but held by malloc; RSS went 11 -> 20 MB.
                 if trimHeap || cache.takeStartedOver() || messagesSinceTrim >= Self.messagesPerTrim {
-                    Memory.trim()
+                    Heap.trim()
                     trimHeap = false
                     messagesSinceTrim = 0
                 }
@@ -186,8 +187,7 @@ public final class SecretService {
 
     func log(_ text: String) {
         guard verbose else { return }
-        var line = Array("arca-secretd: \(text)\n".utf8)
-        _ = write(2, &line, line.count)
+        try? FileDescriptor.standardError.writeAll("arca-secretd: \(text)\n")
     }
 
     func newNumber() -> String {

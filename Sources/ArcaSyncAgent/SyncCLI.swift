@@ -27,7 +27,7 @@ public enum SyncCLI {
                                   (default: $XDG_STATE_HOME/syncthing, then ~/.config/syncthing)
           --folder DIR            the synced folder (default: Syncthing's folder arca-sync, else
                                   ~/.local/share/arca/sync)
-          --socket PATH           arcad's socket (default: $ARCA_SOCKET, else /run/arca/arcad.sock)
+          --socket PATH           arcad's socket (default: $ARCA_SOCKET, else \(ArcadSocket.defaultPath))
           --address ADDR          the other device's Syncthing address (default: dynamic, i.e. discovery)
         exit status: 0 ok, 2 usage, 3 Syncthing, 4 arcad, 5 folder, 6 not confirmed or wrong recovery key
         """
@@ -55,20 +55,45 @@ public enum SyncCLI {
 
     static func execute(_ options: SyncOptions) throws(SyncAgentError) {
         let setup = try SyncSetup(options)
-        switch options.verb {
-        case "join":
+        guard let verb = SyncVerb.named(options.verb) else { throw .usage("unknown verb \(options.verb)") }
+        try verb.run(setup, options)
+    }
+}
+
+/// One verb of arca-sync: its name, the options it takes besides the common ones, whether it
+/// takes one device, and its handler. `SyncOptions.parse` validates against the row and
+/// `SyncCLI.execute` runs it, so a verb lives in one place (as the `arca` CLI's command table).
+struct SyncVerb: Sendable {
+    let name: String
+    let options: Set<String>
+    let takesDevice: Bool
+    let run: @Sendable (SyncSetup, SyncOptions) throws(SyncAgentError) -> Void
+
+    /// Every verb, in the order of the usage text.
+    static let all: [SyncVerb] = [
+        SyncVerb(name: "join", options: ["address"], takesDevice: true) { setup, options throws(SyncAgentError) in
             try setup.join(try DeviceAddress(parsing: options.positionals[0]), address: options.values["address"])
-        case "approve":
+        },
+        SyncVerb(name: "approve", options: ["address", "sas", "yes"], takesDevice: true) {
+            setup, options throws(SyncAgentError) in
             try setup.approve(
                 try DeviceAddress(parsing: options.positionals[0]), address: options.values["address"],
                 sas: options.values["sas"], yes: options.flags.contains("yes"))
-        case "remove": try setup.remove(options.positionals[0])
-        case "status": try setup.status(json: options.flags.contains("json"))
-        case "recover": try setup.recover()
-        case "run": try setup.run()
-        default: throw .usage("unknown verb \(options.verb)")
-        }
-    }
+        },
+        SyncVerb(name: "remove", options: ["yes"], takesDevice: true) { setup, options throws(SyncAgentError) in
+            try setup.remove(options.positionals[0])
+        },
+        SyncVerb(name: "status", options: ["json"], takesDevice: false) { setup, options throws(SyncAgentError) in
+            try setup.status(json: options.flags.contains("json"))
+        },
+        SyncVerb(name: "recover", options: [], takesDevice: false) { setup, _ throws(SyncAgentError) in
+            try setup.recover()
+        },
+        SyncVerb(name: "run", options: [], takesDevice: false) { setup, _ throws(SyncAgentError) in try setup.run() },
+    ]
+
+    /// The row of `name`, or nil.
+    static func named(_ name: String) -> SyncVerb? { all.first { $0.name == name } }
 }
 
 /// Writes to stdout/stderr without buffering (the agent's log lines reach journald at once).

@@ -3,11 +3,6 @@
 struct SyncOptions: Equatable {
     static let valued: Set<String> = ["syncthing-home", "folder", "socket", "address", "sas"]
     static let flagNames: Set<String> = ["json", "yes", "help"]
-    /// The options each verb takes besides the common ones.
-    static let verbOptions: [String: Set<String>] = [
-        "join": ["address"], "approve": ["address", "sas", "yes"], "remove": ["yes"], "status": ["json"], "run": [],
-        "recover": [],
-    ]
     static let common: Set<String> = ["syncthing-home", "folder", "socket", "help"]
 
     var verb = ""
@@ -49,16 +44,15 @@ struct SyncOptions: Equatable {
         }
         if options.flags.contains("help") || options.verb == "help" { return options }
         guard !options.verb.isEmpty else { throw .usage("a verb is required") }
-        guard let allowed = verbOptions[options.verb] else { throw .usage("unknown verb \(options.verb)") }
+        guard let verb = SyncVerb.named(options.verb) else { throw .usage("unknown verb \(options.verb)") }
         let given = Set(options.values.keys).union(options.flags)
-        if let extra = given.subtracting(allowed).subtracting(common).sorted().first {
+        if let extra = given.subtracting(verb.options).subtracting(common).sorted().first {
             throw .usage("\(options.verb) does not take --\(extra)")
         }
-        let positionalCount = ["join": 1, "approve": 1, "remove": 1][options.verb] ?? 0
-        guard options.positionals.count == positionalCount else {
+        guard options.positionals.count == (verb.takesDevice ? 1 : 0) else {
             throw .usage(
-                positionalCount == 0
-                    ? "\(options.verb) takes no arguments" : "\(options.verb) takes one device (ID@SYNCTHING-ID)")
+                verb.takesDevice
+                    ? "\(options.verb) takes one device (ID@SYNCTHING-ID)" : "\(options.verb) takes no arguments")
         }
         return options
     }

@@ -1,8 +1,9 @@
-/* Socket and memory calls that need _GNU_SOURCE (see include/CArcaSystem.h). */
+/* Socket and memory calls that need _GNU_SOURCE or a header Swift does not import (see include/CArcaSystem.h). */
 #include "CArcaSystem.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -41,3 +42,5 @@ ssize_t arca_getrandom(void *buffer, size_t length) { return getrandom(buffer, l
 void arca_secure_zero(void *address, size_t length) {
     if (length > 0) explicit_bzero(address, length);
 }
+
+int arca_malloc_trim(size_t pad) { return malloc_trim(pad); }

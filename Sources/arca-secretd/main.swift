@@ -1,6 +1,7 @@
 import ArcaClient
 import ArcaProtocol
 import ArcaSecretService
+import ArcaSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -10,8 +11,7 @@ import ArcaSecretService
 /// Service on the user's session bus, backed by arcad; `arca-secretd --import ...`
 /// copies another provider's items into the vault (ImportCommand). See arca-secretd(1).
 func fail(_ text: String, code: Int32) -> Never {
-    var line = Array("arca-secretd: \(text)\n".utf8)
-    _ = write(2, &line, line.count)
+    try? FileDescriptor.standardError.writeAll("arca-secretd: \(text)\n")
     exit(code)
 }
 

@@ -15,7 +15,7 @@ let help = """
       --foreground        stay attached and log to stderr (systemd runs it this way)
       --verbose           log debug messages too
       --config FILE       configuration file (default \(DaemonConfig.defaultPath); see arca.conf(5))
-      --state-dir DIR     vaults and host key (default /var/lib/arca)
+      --state-dir DIR     vaults and host key (default \(DaemonConfig().stateDirectory))
       --socket PATH       request socket (default \(DaemonConfig().socketPath))
       --version           print the version and exit
       --help              print this help and exit

@@ -8,6 +8,7 @@ import Testing
 /// A stand-in arcad on a real Unix socket that answers every request `.ok` and
 /// counts connections; with `closeAfter`, it closes each connection after that many
 /// replies (as arcad does to an idle peer).
+// @unchecked: the counts are touched only while `lock` is held; the rest is immutable.
 final class CountingArcad: @unchecked Sendable {
     let path: String
     private let listener: Int32

@@ -19,8 +19,8 @@ struct SyncManPageTests {
     }
 
     @Test func everyVerbIsInTheSynopsisTheVerbsAndTheUsage() {
-        #expect(SyncOptions.verbOptions.keys.sorted() == ["approve", "join", "recover", "remove", "run", "status"])
-        for verb in SyncOptions.verbOptions.keys {
+        #expect(SyncVerb.all.map(\.name).sorted() == ["approve", "join", "recover", "remove", "run", "status"])
+        for verb in SyncVerb.all.map(\.name) {
             #expect(Self.section("SYNOPSIS").contains(".B arca sync \(verb)"), "\(verb)")
             #expect(Self.section("VERBS").contains(".B \(verb)"), "\(verb)")
             #expect(SyncCLI.usage.contains("\n  \(verb)"), "\(verb)")

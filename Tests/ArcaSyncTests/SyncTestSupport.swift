@@ -4,6 +4,7 @@ import Synchronization
 @testable import ArcaSync
 
 /// A clock source the test sets by hand.
+// @unchecked: its only state is a Mutex.
 final class ManualClock: ClockSource, @unchecked Sendable {
     private let millis: Mutex<UInt64>
     init(_ start: UInt64) { millis = Mutex(start) }

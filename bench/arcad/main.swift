@@ -120,6 +120,7 @@ func measure(
         latencies: collected.all)
 }
 
+// @unchecked: `values` is touched only while `lock` is held.
 final class Collected: @unchecked Sendable {
     private let lock = NSLock()
     private var values: [Double] = []

@@ -50,6 +50,7 @@ func childrenRSS() -> Int {
 
 func now() -> Double { Date().timeIntervalSince1970 }
 
+// @unchecked: the fields are touched only while `lock` is held.
 final class Results: @unchecked Sendable {
     let lock = NSLock()
     var applied: [Double] = []

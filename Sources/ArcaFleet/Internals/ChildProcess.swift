@@ -1,3 +1,5 @@
+import ArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -15,14 +17,21 @@ final class ChildProcess {
 
     /// Starts `path` with `arguments`, writes `input` to its stdin and closes it.
     init(path: String, arguments: [String], input: [UInt8]) throws(FleetError) {
-        var inPipe: [Int32] = [-1, -1]
-        var outPipe: [Int32] = [-1, -1]
-        var errPipe: [Int32] = [-1, -1]
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0, pipe(&errPipe) == 0 else {
-            throw .etcd("pipe: \(String(cString: strerror(errno)))")
+        // Close-on-exec from the start (pipe2): our ends must not leak into other children
+        // (each agent runs a watch child at all times); dup2 onto 0-2 clears it in the child.
+        let inPipe: [Int32]
+        let outPipe: [Int32]
+        let errPipe: [Int32]
+        do {
+            let (inRead, inWrite) = try FileDescriptor.pipe()
+            inPipe = [inRead.rawValue, inWrite.rawValue]
+            let (outRead, outWrite) = try FileDescriptor.pipe()
+            outPipe = [outRead.rawValue, outWrite.rawValue]
+            let (errRead, errWrite) = try FileDescriptor.pipe()
+            errPipe = [errRead.rawValue, errWrite.rawValue]
+        } catch {
+            throw .etcd("pipe: \(String(cString: strerror(error.rawValue)))")
         }
-        // Our ends must not leak into other children (each agent runs a watch child at all times).
-        for fd in inPipe + outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -50,16 +59,9 @@ final class ChildProcess {
         stderrFD = errPipe[0]
         // etcdctl reads its stdin to the end before it talks to etcd; values are small
         // (a few KiB) but a full pipe must not deadlock us, so ignore SIGPIPE-style failures.
-        var offset = 0
-        while offset < input.count {
-            let n = input.withUnsafeBytes { write(inPipe[1], $0.baseAddress.map { $0 + offset }, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                break
-            }
-            offset += n
-        }
-        close(inPipe[1])
+        let stdin = FileDescriptor(rawValue: inPipe[1])
+        _ = input.withUnsafeBytes { raw in Result { () throws(Errno) in try stdin.writeAll(raw) } }
+        stdin.close()
     }
 
     deinit {
@@ -97,9 +99,8 @@ final class ChildProcess {
             }
             var fds = [pollfd(fd: stdoutFD, events: Int16(POLLIN), revents: 0)]
             if stderrFD >= 0 { fds.append(pollfd(fd: stderrFD, events: Int16(POLLIN), revents: 0)) }
-            let ready = poll(&fds, nfds_t(fds.count), timeoutMilliseconds)
-            if ready < 0 {
-                if errno == EINTR { continue }
+            let count = nfds_t(fds.count)
+            guard case .success(let ready) = valueOrErrno({ poll(&fds, count, timeoutMilliseconds) }) else {
                 return nil
             }
             if ready == 0 { return [] }
@@ -113,12 +114,13 @@ final class ChildProcess {
 
     private func drain(_ fd: inout Int32, into buffer: inout [UInt8]) {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n > 0 {
+        let descriptor = FileDescriptor(rawValue: fd)
+        let read = chunk.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try descriptor.read(into: raw) } }
+        if case .success(let n) = read, n > 0 {
             buffer += chunk[..<n]
             return
         }
-        if n < 0, errno == EINTR || errno == EAGAIN { return }
+        if case .failure(.wouldBlock) = read { return }
         close(fd)
         fd = -1
     }
@@ -133,7 +135,7 @@ final class ChildProcess {
     func waitForExit() -> Int32 {
         if let reaped { return reaped }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = valueOrErrno { waitpid(pid, &status, 0) }
         // WIFEXITED / WEXITSTATUS by hand: the macros are not imported.
         let code = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         reaped = code

@@ -1,4 +1,5 @@
 import ArcaCrypto
+import CArcaPAM
 import CPAM
 
 #if canImport(Glibc)
@@ -94,7 +95,7 @@ final class LivePAMContext: PAMContext {
     }
 
     /// `pam_syslog` with a `"%s"` format (a `%` in a user name is never a format),
-    /// through CPAM's `arca_pam_syslog_text`: no `withVaList`, whose run-time casts
+    /// through CArcaPAM's `arca_pam_syslog_text`: no `withVaList`, whose run-time casts
     /// cost a fresh login process more than the log line itself.
     func log(_ priority: LogPriority, _ message: String) {
         let level: Int32

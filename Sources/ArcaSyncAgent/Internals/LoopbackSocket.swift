@@ -10,8 +10,8 @@ enum LoopbackSocket {
     /// A connected stream socket to 127.0.0.1:`port`, reads and writes bounded by
     /// `timeoutMilliseconds`. The corresponding C functions are `socket`, `setsockopt` and `connect`.
     static func connect(port: UInt16, timeoutMilliseconds: Int) throws(Errno) -> FileDescriptor {
-        let raw = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard raw >= 0 else { throw Errno(rawValue: errno) }
+        let raw = try valueOrErrno { socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+            .get()
         let fd = FileDescriptor(rawValue: raw)
         do throws(Errno) {
             try UnixSocket.setTimeouts(fd, milliseconds: timeoutMilliseconds)
@@ -19,16 +19,13 @@ enum LoopbackSocket {
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
             address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-            while true {
-                let result = withUnsafePointer(to: &address) {
+            try nothingOrErrno {
+                withUnsafePointer(to: &address) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                         Glibc.connect(raw, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                     }
                 }
-                if result == 0 { break }
-                if errno == EINTR { continue }
-                throw Errno(rawValue: errno)
-            }
+            }.get()
             return fd
         } catch {
             fd.close()

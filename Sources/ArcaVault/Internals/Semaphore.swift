@@ -1,3 +1,5 @@
+import ArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -26,7 +28,7 @@ final class Semaphore: @unchecked Sendable {
     /// Waits until the count is positive, then takes one; a signal does not end the wait.
     /// The corresponding C function is `sem_wait`.
     func wait() {
-        while sem_wait(semaphore) != 0, errno == EINTR {}
+        _ = nothingOrErrno { sem_wait(semaphore) }
     }
 
     /// Like `wait`, but gives up after `milliseconds`; true if it took one. The
@@ -41,10 +43,9 @@ final class Semaphore: @unchecked Sendable {
             deadline.tv_sec += 1
             deadline.tv_nsec -= 1_000_000_000
         }
-        while true {
-            if sem_timedwait(semaphore, &deadline) == 0 { return true }
-            if errno != EINTR { return false }
-        }
+        let taken = nothingOrErrno { sem_timedwait(semaphore, &deadline) }
+        if case .success = taken { return true }
+        return false
     }
 }
 

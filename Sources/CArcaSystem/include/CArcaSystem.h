@@ -5,7 +5,8 @@
  * symbol (clone, accept4, struct ucred, MADV_DONTDUMP) stays inside the .c files.
  *
  * Swift code reaches these through the ArcaSystem target (and ArcaKeyring's
- * Internals for the user-keyring child); nothing else imports this module.
+ * Internals for the user-keyring child, ArcaThreads for the used stack); nothing
+ * else imports this module.
  */
 #ifndef ARCA_C_SYSTEM_H
 #define ARCA_C_SYSTEM_H
@@ -97,6 +98,9 @@ ssize_t arca_getrandom(void *buffer, size_t length);
 /* Zeroes `length` bytes at `address` in a way the compiler may not elide
  * (explicit_bzero): the one zeroing primitive every Swift wipe ends in. */
 void arca_secure_zero(void *address, size_t length);
+
+/* glibc's malloc_trim(3), which Swift's Glibc module does not export (<malloc.h>). */
+int arca_malloc_trim(size_t pad);
 
 /* ---- Files that appear whole (file.c) ------------------------------------ */
 
