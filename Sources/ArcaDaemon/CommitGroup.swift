@@ -8,12 +8,11 @@ import ArcaVault
 /// paying one each. Durability is unchanged: a writer returns (and its client is
 /// answered) only after the commit that holds its change succeeded, and a failed
 /// commit fails every change in it.
-// @unchecked: the queue and flag are touched only while `condition` is held; a
-// write's outcome is set by the committing thread before `finish` takes the lock
-// and read by its owner after it did.
+// @unchecked: the queue, the flag and every write's outcome are touched only while
+// `condition` is held.
 final class CommitGroup: @unchecked Sendable {
     /// One writer's change and, once its commit ended, the outcome.
-    // @unchecked: `outcome` is set by the committing thread before `finish` takes the lock, read after.
+    // @unchecked: `outcome` is written in `finish` and read in `next`, both under CommitGroup's `condition`.
     final class Write: @unchecked Sendable {
         /// Applies the change inside the open transaction: the reply and the events to
         /// post once it is durable.

@@ -57,20 +57,26 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     }
 
     /// Writes all of `bytes` (a secret stays in the caller's buffer, never copied).
-    /// The corresponding C function is `write`.
+    /// A write that takes nothing throws EIO rather than looping. The corresponding C
+    /// function is `write`.
     public func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var offset = 0
         while offset < bytes.count {
-            offset += try write(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            let written = try write(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            guard written > 0 else { throw .ioError }
+            offset += written
         }
     }
 
-    /// Writes all of `bytes` at `offset`. The corresponding C function is `pwrite`.
+    /// Writes all of `bytes` at `offset`; a write that takes nothing throws EIO. The
+    /// corresponding C function is `pwrite`.
     public func writeAll(toAbsoluteOffset offset: Int, _ bytes: UnsafeRawBufferPointer) throws(Errno) {
         var done = 0
         while done < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
-            done += try valueOrErrno { pwrite(rawValue, rest.baseAddress, rest.count, off_t(offset + done)) }.get()
+            let written = try valueOrErrno { pwrite(rawValue, rest.baseAddress, rest.count, off_t(offset + done)) }.get()
+            guard written > 0 else { throw .ioError }
+            done += written
         }
     }
 
