@@ -12,8 +12,9 @@
  *       vault's parameters (crypto_pwhash, OPS passes, MEMORY bytes) before the transaction
  *       if KDF_FIRST is 1, else after it. Prints "start auth open close end txn kdf".
  *       With FRESH_MARKS=1 in the environment, each step is bracketed by a write(-1,
- *       "fresh:mark:STEP") that fails at once (EBADF) and that strace/perf trace show, so that
- *       bench/pam/timeline.sh can cut a syscall trace into the steps. */
+ *       "fresh:mark:STEP") that fails at once (EBADF) and that strace/perf trace show, and by
+ *       a line "fresh:mark:STEP MONOTONIC_µs" on stderr (perf sched's clock with -k mono), so
+ *       that bench/pam/timeline.sh can cut a trace into the steps. */
 #include <dlfcn.h>
 #include <security/pam_appl.h>
 #include <sodium.h>
@@ -24,10 +25,12 @@
 #include <unistd.h>
 
 static int marks;
+static double now_us(void);
 
 /* A marker in a syscall trace: write(2) to fd -1 fails with EBADF and does nothing else. */
 static void mark(const char *step) {
     if (marks) {
+        fprintf(stderr, "fresh:mark:%s %.1f\n", step, now_us()); /* CLOCK_MONOTONIC µs, for perf sched */
         char text[64];
         int n = snprintf(text, sizeof text, "fresh:mark:%s", step);
         if (write(-1, text, (size_t)n) < 0) { /* EBADF, by design */ }

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """bench/pam/timeline.py UNTRACED FRESH_TRACE ARCAD_TRACE ARCAD_PID: the report of timeline.sh.
 
+(MARKS SCHED: optional, the stderr of a FRESH_MARKS=1 login and `perf sched timehist -w` of it.)
+
 UNTRACED: lines "base|arcad start auth open close end txn kdf" (µs, bench/pam/fresh.c).
 FRESH_TRACE, ARCAD_TRACE: `strace -f -ttt -T` of the login process (with FRESH_MARKS=1) and
 of arcad. Both traces share the wall clock; the login's marks cut them into PAM steps."""
@@ -78,6 +80,54 @@ def untraced(path):
     return rows
 
 
+SLICE = re.compile(r"^\s*(\d+\.\d+)\s+\[(\d+)\]\s+(\S.*?)\[(\d+)(?:/(\d+))?\]\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
+
+
+def sched_report(marks_path, sched_path, arcad_pid):
+    """Per PAM step, from perf sched timehist: CPU time, time waiting for a CPU after a
+    wake-up (sch delay) and number of wake-ups, of the login process and of arcad
+    (its threads, and the keyring helpers it clones: processes named arcad that exited)."""
+    marks = {}
+    with open(marks_path) as f:
+        for line in f:
+            m = re.match(r"fresh:mark:(\w+) ([\d.]+)", line)
+            if m:
+                marks[m.group(1)] = float(m.group(2)) / 1e6
+    if "start" not in marks or "done" not in marks:
+        print("perf sched: no marks (perf missing or failed)")
+        return
+    slices = []
+    with open(sched_path) as f:
+        for line in f:
+            m = SLICE.match(line)
+            if m:
+                end, name, tid, pid = float(m.group(1)), m.group(3), int(m.group(4)), int(m.group(5) or m.group(4))
+                delay, run = float(m.group(7)) / 1000, float(m.group(8)) / 1000
+                slices.append((end, name, tid, pid, delay, run))
+    login = [s for s in slices if s[1] == "fresh-c"]
+    login_pid = login[0][3] if login else -1
+    def is_arcad(s):
+        if s[3] == int(arcad_pid):
+            return True
+        # a keyring helper: a process arcad cloned during this login, gone since
+        return s[1].startswith("arcad") and s[2] == s[3] and s[3] > login_pid and not os.path.exists(f"/proc/{s[3]}")
+    arcad = [s for s in slices if is_arcad(s)]
+    print("untraced login under perf sched (no ptrace), per step: CPU time run, wake-ups (switch-ins) and the time")
+    print("they waited for a CPU (sch delay), of the login process and of arcad (threads + keyring helpers):")
+    print("  step        wall   login run  wakes  cpu-wait   arcad run  wakes  cpu-wait   neither ran")
+    for step, nxt in zip(STEPS, STEPS[1:] + ["done"]):
+        lo, hi = marks[step], marks[nxt]
+        def part(group):
+            inside = [s for s in group if lo < s[0] <= hi]
+            return (sum(min(s[5], s[0] - lo) for s in inside), len(inside), sum(s[4] for s in inside))
+        lr, lw, ld = part(login)
+        ar, aw, ad = part(arcad)
+        print(f"  {step:<8}{ms(hi - lo):>8}{ms(lr):>12}{lw:>7}{ms(ld):>10}{ms(ar):>12}{aw:>7}{ms(ad):>10}"
+              f"{ms(max(0.0, hi - lo - lr - ar)):>14}")
+    print("  (ms; 'neither ran' = wall minus both CPU times: hand-offs, wake-up latency, other work on the CPUs)")
+    print()
+
+
 def main():
     untraced_path, fresh_path, arcad_path, arcad_pid = sys.argv[1:5]
     rows = untraced(untraced_path)
@@ -97,7 +147,7 @@ def main():
     fresh = parse(fresh_path, "login")
     arcad = parse(arcad_path, "arcad")
     fds = {}
-    for entry in os.listdir(f"/proc/{arcad_pid}/fd"):
+    for entry in os.listdir(f"/proc/{arcad_pid}/fd") if os.path.isdir(f"/proc/{arcad_pid}/fd") else []:
         try:
             fds[int(entry)] = os.readlink(f"/proc/{arcad_pid}/fd/{entry}")
         except OSError:
@@ -190,6 +240,11 @@ def main():
         print(f"  {ms(c.start - t0):>8} {who:<8} {c.name}({text}  [{ms(c.duration)} ms]")
     if run:
         print(f"  {ms(run[2] - t0):>8} a{run[0][1]:<7} {run[0][2]} x{run[1]} ({ms(run[3] - run[2])} ms)")
+
+
+    if len(sys.argv) > 6:
+        print()
+        sched_report(sys.argv[5], sys.argv[6], arcad_pid)
 
 
 if __name__ == "__main__":

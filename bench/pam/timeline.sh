@@ -92,5 +92,13 @@ PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERV
 sleep 0.2
 stop "$strace_pid"
 strace_pid=""
-python3 bench/pam/timeline.py "$work/untraced" "$work/fresh.st" "$work/arcad.st" "$arcad_pid"
+# One login under perf sched (scheduler events only, no ptrace): who ran, who waited, and how long
+# each wake-up took to get a CPU, for the login process and arcad's threads.
+PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" FRESH_MARKS=1 \
+    perf sched record -k CLOCK_MONOTONIC -a -o "$work/sched.data" -- \
+    "$work/fresh-c" txn arcad "$user" 1 $((64 << 20)) 1 >/dev/null 2>"$work/marks" || true
+perf sched timehist -i "$work/sched.data" -w 2>/dev/null >"$work/sched.txt" || true
+python3 bench/pam/timeline.py "$work/untraced" "$work/fresh.st" "$work/arcad.st" "$arcad_pid" \
+    "$work/marks" "$work/sched.txt"
+[ -z "${KEEP:-}" ] || cp -a "$work" "$KEEP"
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; build $build"
