@@ -102,4 +102,33 @@ b = [rest(r) for r in rows["B"]]
 print(f"  start+open+close+end (no KDF in it): A {statistics.median(a):.0f}, B {statistics.median(b):.0f},"
       f" B-A median of pairs {statistics.median([y - x for x, y in zip(a, b)]):.0f}")
 EOF
+# Load-independent counts, per login: the login process's voluntary context switches (each a
+# wait: GNU time's %w; the KDF's are the same in A and B), and
+# arcad's voluntary context switches and CPU time (ns, schedstat), summed over its threads (not
+# the keyring helpers it clones: processes of their own, the same in A and B).
+arcad_counts() { # PID → "voluntary_switches cpu_ns"
+    local sw=0 ns=0 t
+    for t in /proc/"$1"/task/*; do
+        sw=$((sw + $(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status" 2>/dev/null || echo 0)))
+        ns=$((ns + $(awk '{print $1}' "$t/schedstat" 2>/dev/null || echo 0)))
+    done
+    echo "$sw $ns"
+}
+COUNTS=${COUNTS:-10}
+for name in A B; do
+    pid=${pids[$([ "$name" = A ] && echo 0 || echo 1)]}
+    read -r sw0 cpu0 < <(arcad_counts "$pid")
+    : >"$work/$name.perf"
+    for _ in $(seq "$COUNTS"); do
+        PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
+            /usr/bin/time -f %w -o "$work/$name.one" \
+            "$work/fresh-c" txn "${name,,}" "$(cat "$work/$name/user")" 1 $((64 << 20)) 1 >/dev/null 2>&1
+        cat "$work/$name.one" >>"$work/$name.perf"
+    done
+    read -r sw1 cpu1 < <(arcad_counts "$pid")
+    echo "$name: per login ($COUNTS logins): login process $(sort -n "$work/$name.perf" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
+        "voluntary context switches (median); arcad $(awk -v a="$sw0" -v b="$sw1" -v n="$COUNTS" 'BEGIN {printf "%.1f", (b-a)/n}')" \
+        "voluntary context switches, $(awk -v a="$cpu0" -v b="$cpu1" -v n="$COUNTS" 'BEGIN {printf "%.2f", (b-a)/1e6/n}') ms CPU;" \
+        "login waits (all): $(sort -n "$work/$name.perf" | paste -sd' ')"
+done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg); A=$1 B=$2"
