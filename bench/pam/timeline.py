@@ -179,7 +179,7 @@ def main():
         f = in_step(fresh, lo, hi)
         a = in_step(arcad, lo, hi)
         kdf_time = sum(min(e, hi) - max(s, lo) for s, e in kdf if e and s < hi and e > lo)
-        blocked = [c for c in f if c.arcad_socket and c.name in waits]
+        blocked = [c for c in f if c.arcad_socket and c.name in waits and c.duration > 0.00005]
         connects = [c for c in f if c.name == "connect" and c.arcad_socket]
         fsyncs = [c for c in a if c.name in ("fsync", "fdatasync")]
         clones = [c for c in a if c.name in ("clone", "clone3", "vfork", "fork")]
@@ -193,7 +193,7 @@ def main():
         print(f"  {step}: {ms(hi - lo)} ms traced wall"
               + (f" ({ms(kdf_time)} ms of it the KDF)" if kdf_time else "")
               + f"; login process: {len(f)} syscalls, {len(opens)} opens, {len(connects)} connects,"
-              f" blocked on arcad {len(blocked)}x {ms(sum(c.duration for c in blocked))} ms")
+              f" blocked on arcad (>50 µs) {len(blocked)}x {ms(sum(c.duration for c in blocked))} ms")
         print(f"      arcad: {len(a)} syscalls, {len(accepts)} accepts, {len(fsyncs)} fsync"
               f" {ms(sum(c.duration for c in fsyncs))} ms"
               f" [{', '.join(fds.get(c.first_arg(), str(c.first_arg())).rsplit('/', 1)[-1] + ' ' + ms(c.duration) for c in fsyncs)}],"
