@@ -40,8 +40,6 @@ public final class Server: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let workers = ConnectionWorkers()
     private let connectionNumbers = Atomic<UInt64>(1)
-    /// Where `run()` waits for `stop()`.
-    private let stopped = Condition()
     /// Connections root may hold at once.
     static let rootConnectionLimit = 1024
 
@@ -64,34 +62,7 @@ public final class Server: Sendable {
 
     /// Accepts connections until `stop()`; each is served on its own thread (one that
     /// finished an earlier connection, or a new one).
-    ///
-    /// The thread that accepts a connection serves it: before reading the request it
-    /// passes the accepting on to a waiting (or new) connection thread. A request is
-    /// so read by the thread the kernel woke for the connection, with no second
-    /// wake-up in between; handing a connection from an accepting thread to a serving
-    /// one cost a login a thread wake-up per connection, three per login, each a
-    /// sleeping CPU's wake-up on a quiet machine (bench/pam/timeline.sh). The calling
-    /// thread starts the first acceptor and waits until `stop()`.
     public func run() {
-        while !stopping.load(ordering: .relaxed) {
-            do {
-                try workers.run { [self] in acceptConnections() }
-                break
-            } catch {
-                Log.error("cannot start the accepting thread: \(error)")
-                usleep(100_000)
-            }
-        }
-        stopped.withLock {
-            while !stopping.load(ordering: .relaxed) { stopped.wait() }
-        }
-    }
-
-    /// Accepts until a connection arrives and the accepting could be passed on, then
-    /// serves that connection on this thread. Without a thread to pass the accepting
-    /// to, the connection is refused (as before: no connection waits behind another,
-    /// and no client can hold the accepting) and this thread goes on accepting.
-    private func acceptConnections() {
         while !stopping.load(ordering: .relaxed) {
             let client: Int32
             do {
@@ -102,17 +73,7 @@ public final class Server: Sendable {
                 if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
                 continue
             }
-            guard let peer = admit(client) else { continue }
-            do {
-                try workers.run { [self] in acceptConnections() }
-            } catch {
-                Log.error("cannot start a connection thread: \(error)")
-                close(client)
-                connections.withLock { $0[peer.uid, default: 1] -= 1 }
-                continue
-            }
-            serve(client, peer: peer)
-            return
+            serve(client)
         }
     }
 
@@ -120,12 +81,9 @@ public final class Server: Sendable {
     public func stop() {
         stopping.store(true, ordering: .relaxed)
         shutdown(listener, Int32(SHUT_RDWR))
-        stopped.withLock { stopped.broadcast() }
     }
 
-    /// The peer of a new connection, counted against its uid's and arcad's limits; nil
-    /// (and the connection closed) when it is refused.
-    private func admit(_ fd: Int32) -> PeerCredentials? {
+    private func serve(_ fd: Int32) {
         var peer: PeerCredentials
         do {
             peer = try SocketSystem.peerCredentials(fd)
@@ -137,7 +95,7 @@ public final class Server: Sendable {
         } catch {
             Log.warning("connection refused: \(error)")
             close(fd)
-            return nil
+            return
         }
         // Root is the login stack of every user (PAM in login, sshd, display
         // managers), so it gets a wider bound than one user's processes.
@@ -152,19 +110,22 @@ public final class Server: Sendable {
         if let refusal {
             Log.warning("\(refusal); closing a new one from uid \(peer.uid)")
             close(fd)
-            return nil
+            return
         }
-        return peer
-    }
-
-    /// Converses on an admitted connection, then closes it and releases its count.
-    private func serve(_ fd: Int32, peer: PeerCredentials) {
-        converse(fd, peer: peer)
-        close(fd)
-        handler.connectionClosed(peer)
-        connections.withLock { counts in
-            counts[peer.uid, default: 1] -= 1
-            if counts[peer.uid] == 0 { counts[peer.uid] = nil }
+        do {
+            try workers.run { [self] in
+                converse(fd, peer: peer)
+                close(fd)
+                handler.connectionClosed(peer)
+                connections.withLock { counts in
+                    counts[peer.uid, default: 1] -= 1
+                    if counts[peer.uid] == 0 { counts[peer.uid] = nil }
+                }
+            }
+        } catch {
+            Log.error("cannot start a connection thread: \(error)")
+            close(fd)
+            connections.withLock { $0[peer.uid, default: 1] -= 1 }
         }
     }
 
