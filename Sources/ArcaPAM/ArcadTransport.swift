@@ -5,6 +5,9 @@ import ArcaProtocol
 public protocol ArcadTransport {
     /// Sends `request` and returns arcad's reply.
     func send(_ request: Request) throws(ClientError) -> Reply
+    /// Sends `first` and `second` and returns both replies. arcad decides `second`
+    /// after `first`, but `second` is sent whatever `first`'s reply is.
+    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply)
     /// Closes the connection kept from an earlier request, if any. The module calls
     /// it before every KDF run.
     func disconnect()
@@ -13,6 +16,12 @@ public protocol ArcadTransport {
 extension ArcadTransport {
     /// Transports that keep no connection have nothing to close.
     public func disconnect() {}
+
+    /// One request after the other; a failure of `first` sends nothing more.
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply) {
+        let reply = try send(first)
+        return (reply, try send(second))
+    }
 }
 
 /// The live transport: each request bounded by the `timeout=` option, on the
@@ -51,6 +60,23 @@ public final class SocketTransport: ArcadTransport {
         let reply = try fresh.send(request)
         client = fresh
         return reply
+    }
+
+    /// Sends both requests in one write on the kept connection, or a new one, and reads
+    /// both replies: one round trip, so arcad's thread and the login process each wake
+    /// once instead of twice (a login's unlock and session, bench/pam/timeline.sh).
+    /// Never retried on a new connection: `first` may have been acted on.
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply) {
+        let connection: ArcadClient
+        if let kept = client {
+            connection = kept
+        } else {
+            connection = try ArcadClient(path: path, timeoutMilliseconds: timeoutMilliseconds)
+        }
+        client = nil
+        let replies = try connection.send(first, then: second)
+        client = connection
+        return replies
     }
 
     /// Closes the kept connection.

@@ -13,6 +13,20 @@ extension PAMModule {
             return .success
         }
         var firstFailure: ModuleError?
+        let token: SecretBytes
+        do {
+            token = try SecretBytes.random(count: SessionStash.tokenLength)
+        } catch {
+            throw .crypto("\(error)")
+        }
+        var opening = Request.openSession(
+            SessionOpening(
+                uid: uid, token: token.requestBytes(), service: context.item(.service) ?? "",
+                tty: context.item(.tty), remoteHost: context.item(.remoteHost),
+                remoteUser: context.item(.remoteUser)))
+        defer { opening.wipeSecrets() }  // unsent when an unlock or enrollment fails first
+        // The reply to `opening` when it went with the unlock.
+        var sessionReply: Reply?
         let stash = AuthStash.parse(context.stashed(name: AuthStash.name))
         context.removeStash(name: AuthStash.name)
         if let stash, stash.uid == uid {
@@ -20,6 +34,16 @@ extension PAMModule {
                 switch stash.plan {
                 case .unlockedInAuth:
                     break
+                case .unlock(let key) where context.effectiveUID == 0:
+                    // The unlock and the session in one round trip: arcad decides them in
+                    // this order, as if sent one after the other (a wrong key still opens
+                    // the session, as below).
+                    var unlocking = Request.loginUnlock(uid: uid, key: key.requestBytes())
+                    var (unlockReply, openReply) = try send(&unlocking, then: &opening)
+                    defer { unlockReply.wipeSecrets() }
+                    sessionReply = openReply
+                    try loginUnlocked(unlockReply, uid: uid)
+                    info("unlocked the vault of \(user)")
                 case .unlock(let key):
                     try unlock(uid: uid, key: key)
                     info("unlocked the vault of \(user)")
@@ -41,18 +65,11 @@ extension PAMModule {
         // Left by this handle's own failed unlock, in auth or just above; one use.
         let candidate = CandidateStash.parse(context.stashed(name: CandidateStash.name))
         context.removeStash(name: CandidateStash.name)
-        let token: SecretBytes
-        do {
-            token = try SecretBytes.random(count: SessionStash.tokenLength)
-        } catch {
-            throw .crypto("\(error)")
+        if let sessionReply {
+            try expectSessionOpened(sessionReply)
+        } else {
+            try expectSessionOpened(try send(&opening))
         }
-        try expectOK(
-            .openSession(
-                SessionOpening(
-                    uid: uid, token: token.requestBytes(), service: context.item(.service) ?? "",
-                    tty: context.item(.tty), remoteHost: context.item(.remoteHost),
-                    remoteUser: context.item(.remoteUser))))
         guard let serialized = try? SessionStash(uid: uid, token: token).serialized(),
             context.stash(serialized, name: SessionStash.name)
         else { throw .stashFailed }
@@ -61,6 +78,14 @@ extension PAMModule {
             confirm(candidate, session: token, user: user)
         }
         return firstFailure.map { $0.outcome.result } ?? .success
+    }
+
+    /// Throws unless `reply` is arcad's yes to an `openSession`.
+    private func expectSessionOpened(_ reply: Reply) throws(ModuleError) {
+        switch reply {
+        case .ok: return
+        case let other: throw unexpected(other, to: .openSession)
+        }
     }
 
     /// The stack let in the password that did not open the vault, and this is its

@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaCrypto
 import ArcaProtocol
 import CPAM
@@ -126,6 +127,12 @@ public final class PAMModule {
         }
         var reply = try send(.loginUnlock(uid: uid, key: key.requestBytes()))
         defer { reply.wipeSecrets() }
+        try loginUnlocked(reply, uid: uid)
+    }
+
+    /// What arcad's reply to a `loginUnlock` means: nothing (unlocked), or a failure,
+    /// with the candidate token of a refused key kept in this handle.
+    func loginUnlocked(_ reply: Reply, uid: UInt32) throws(ModuleError) {
         switch reply {
         case .ok:
             return
@@ -197,11 +204,29 @@ public final class PAMModule {
     /// place and passed `inout` is uniquely owned, so the wipe is in place.
     func send(_ request: inout Request) throws(ModuleError) -> Reply {
         defer { request.wipeSecrets() }
+        return try reaching { () throws(ClientError) -> Reply in try transport.send(request) }
+    }
+
+    /// Sends two requests in one round trip (``ArcadTransport/send(_:then:)``) and wipes
+    /// their secrets afterwards.
+    func send(_ first: inout Request, then second: inout Request) throws(ModuleError) -> (Reply, Reply) {
+        defer {
+            first.wipeSecrets()
+            second.wipeSecrets()
+        }
+        return try reaching { () throws(ClientError) -> (Reply, Reply) in
+            try transport.send(first, then: second)
+        }
+    }
+
+    /// Runs `exchange` unless arcad already timed out in this transaction; a timeout
+    /// marks the handle, so later calls of the same transaction do not wait again.
+    private func reaching<R>(_ exchange: () throws(ClientError) -> R) throws(ModuleError) -> R {
         if context.stashed(name: Self.unreachableName) != nil {
             throw .arcadUnavailable(.timedOut)
         }
         do {
-            return try transport.send(request)
+            return try exchange()
         } catch {
             if error == .timedOut, let marker = try? SecretBytes(count: 1) {
                 _ = context.stash(marker, name: Self.unreachableName)

@@ -46,7 +46,16 @@ final class FakeArcad: ArcadTransport {
     /// For each ``disconnect()``: how many requests had been sent before it.
     var disconnects: [Int] = []
 
+    /// For each pair sent in one round trip (``send(_:then:)``): the index of its first request.
+    var pairs: [Int] = []
+
     func disconnect() { disconnects.append(requests.count) }
+
+    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply) {
+        pairs.append(requests.count)
+        let reply = try send(first)
+        return (reply, try send(second))
+    }
 
     func send(_ request: Request) throws(ClientError) -> Reply {
         requests.append(request)

@@ -48,6 +48,7 @@ import Testing
         #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"])
         #expect(arcad.requests[1] == .loginUnlock(uid: 1000, key: try key("pw", cheapWire)))
         #expect(arcad.disconnects == [1], "auth's connection closed before the KDF; none in open_session")
+        #expect(arcad.pairs == [1], "the unlock and the session in one round trip")
         guard case .openSession(let opening) = arcad.requests[2] else { return }
         #expect(opening.tty == "tty3")
         #expect(context.logs == ["info unlocked the vault of alice"])
@@ -87,6 +88,7 @@ import Testing
         #expect(arcad.disconnects == [1], "the unlock after the KDF goes on a new connection")
         #expect(module(context, arcad).run(.openSession, flags: 0) == success)
         #expect(arcad.kinds == ["kdfParameters", "unlock", "openSession"], "no second unlock")
+        #expect(arcad.pairs == [])
     }
 
     @Test func screenLockerNeverEnrolls() {
@@ -117,6 +119,7 @@ import Testing
         #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
         #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
         #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession", "confirmCandidate"])
+        #expect(arcad.pairs == [1], "the refused unlock and the session in one round trip")
         guard case .openSession(let opening) = arcad.requests[2] else { return }
         #expect(
             arcad.requests[3]

@@ -5,8 +5,9 @@ import Testing
 
 @testable import ArcaPAM
 
-/// A stand-in arcad on a real Unix socket that answers every request `.ok` and
-/// counts connections; with `closeAfter`, it closes each connection after that many
+/// A stand-in arcad on a real Unix socket that answers every request `.ok` (a
+/// `kdfParameters` with "no vault") and counts connections, requests, and requests that
+/// arrived together with an earlier one still unanswered; with `closeAfter`, it closes each connection after that many
 /// replies (as arcad does to an idle peer).
 // @unchecked: the counts are touched only while `lock` is held; the rest is immutable.
 final class CountingArcad: @unchecked Sendable {
@@ -15,6 +16,7 @@ final class CountingArcad: @unchecked Sendable {
     private let lock = NSLock()
     private var connectionCount = 0
     private var requestCount = 0
+    private var batchedCount = 0
     private let closeAfter: Int?
 
     init(closeAfter: Int? = nil) throws {
@@ -37,6 +39,14 @@ final class CountingArcad: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return (connectionCount, requestCount)
+    }
+
+    /// Requests that were already whole in the buffer when the one before them was
+    /// answered: sent before the client had that reply.
+    var batched: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return batchedCount
     }
 
     func stop() {
@@ -64,10 +74,13 @@ final class CountingArcad: @unchecked Sendable {
         while closeAfter.map({ replies < $0 }) ?? true {
             if case .complete(let decoded) = Frame.decode(buffer, as: Request.self) {
                 buffer.removeFirst(decoded.length)
+                let next = if case .complete = Frame.decode(buffer, as: Request.self) { 1 } else { 0 }
                 lock.lock()
                 requestCount += 1
+                batchedCount += next
                 lock.unlock()
-                guard let frame = try? Frame.encode(Reply.ok, requestID: decoded.requestID) else { return }
+                let reply: Reply = if case .kdfParameters = decoded.message { .kdfParameters(nil) } else { .ok }
+                guard let frame = try? Frame.encode(reply, requestID: decoded.requestID) else { return }
                 _ = frame.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
                 replies += 1
                 continue
@@ -96,6 +109,26 @@ enum CountingArcadError: Error { case cannotListen(String) }
         #expect(try transport.send(request) == .ok)
         #expect(arcad.counts.connections == 1)
         #expect(arcad.counts.requests == 2)
+        // One after the other: the second was written after the first's reply.
+        #expect(arcad.batched == 0)
+    }
+
+    @Test("a pair (a login's unlock and session): one write, one connection, each reply to its own request")
+    func pairIsSentInOneRoundTrip() throws {
+        let arcad = try CountingArcad()
+        defer { arcad.stop() }
+        let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
+        let (first, second) = try transport.send(.kdfParameters(uid: 1000), then: request)
+        #expect(first == .kdfParameters(nil))
+        #expect(second == .ok)
+        #expect(arcad.counts.connections == 1)
+        #expect(arcad.counts.requests == 2)
+        // The second request was in arcad's buffer before the first was answered.
+        #expect(arcad.batched == 1)
+        // The connection is kept for the next request of the same PAM call.
+        #expect(try transport.send(request) == .ok)
+        #expect(arcad.counts.connections == 1)
+        #expect(arcad.batched == 1)
     }
 
     @Test("disconnect (before a KDF run): the next request connects anew")

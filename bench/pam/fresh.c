@@ -10,7 +10,11 @@
  *       pam_start, pam_authenticate, pam_open_session, pam_close_session, pam_end (run it
  *       under pam_wrapper: the stack supplies the password), and one Argon2id with the
  *       vault's parameters (crypto_pwhash, OPS passes, MEMORY bytes) before the transaction
- *       if KDF_FIRST is 1, else after it. Prints "start auth open close end txn kdf". */
+ *       if KDF_FIRST is 1, else after it. Prints "start auth open close end txn kdf".
+ *       With FRESH_MARKS=1 in the environment, each step is bracketed by a write(-1,
+ *       "fresh:mark:STEP") that fails at once (EBADF) and that strace/perf trace show, and by
+ *       a line "fresh:mark:STEP MONOTONIC_µs" on stderr (perf sched's clock with -k mono), so
+ *       that bench/pam/timeline.sh can cut a trace into the steps. */
 #include <dlfcn.h>
 #include <security/pam_appl.h>
 #include <sodium.h>
@@ -18,6 +22,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+static int marks;
+static double now_us(void);
+
+/* A marker in a syscall trace: write(2) to fd -1 fails with EBADF and does nothing else. */
+static void mark(const char *step) {
+    if (marks) {
+        fprintf(stderr, "fresh:mark:%s %.1f\n", step, now_us()); /* CLOCK_MONOTONIC µs, for perf sched */
+        char text[64];
+        int n = snprintf(text, sizeof text, "fresh:mark:%s", step);
+        if (write(-1, text, (size_t)n) < 0) { /* EBADF, by design */ }
+    }
+}
 
 static double now_us(void) {
     struct timespec t;
@@ -53,18 +71,25 @@ int main(int argc, char **argv) {
         int kdf_first = strcmp(argv[6], "1") == 0;
         struct pam_conv conversation = {no_conversation, NULL};
         pam_handle_t *handle = NULL;
+        marks = getenv("FRESH_MARKS") != NULL;
         double k = kdf_first ? kdf(ops, memory) : 0, t[6];
+        mark("start");
         t[0] = now_us();
         if (pam_start(argv[2], argv[3], &conversation, &handle) != PAM_SUCCESS) return 2;
         t[1] = now_us();
+        mark("auth");
         int a = pam_authenticate(handle, 0);
         t[2] = now_us();
+        mark("open");
         int o = pam_open_session(handle, 0);
         t[3] = now_us();
+        mark("close");
         int c = pam_close_session(handle, 0);
         t[4] = now_us();
+        mark("end");
         pam_end(handle, PAM_SUCCESS);
         t[5] = now_us();
+        mark("done");
         if (a != PAM_SUCCESS || o != PAM_SUCCESS || c != PAM_SUCCESS) {
             fprintf(stderr, "fresh: %s: auth %d open %d close %d\n", argv[2], a, o, c);
             return 2;

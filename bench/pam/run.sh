@@ -32,6 +32,9 @@
 # parameters (before the transaction in half the processes, after it in the others);
 # added = median(txn - KDF) - median(baseline txn). This is the headline login figure, beside
 # pam_gnome_keyring's (its daemon running) in the same kind of process.
+# Where that headline's time goes: bench/pam/timeline.sh (one fresh C login against the same
+# kind of arcad, per PAM step: untraced medians, an strace timeline of the login process and
+# of every arcad thread and keyring helper, and perf sched's CPU time, wake-ups and CPU waits).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-200}
