@@ -34,6 +34,15 @@ import Testing
 
     private func walSize(_ vault: Vault) -> Int { FileProbe.header(path: vault.path + "-wal")?.size ?? 0 }
 
+    /// The WAL header's checkpoint sequence number: SQLite adds one each time the WAL starts over.
+    private func walRestarts(_ vault: Vault) throws -> Int {
+        let handle = try #require(FileHandle(forReadingAtPath: vault.path + "-wal"))
+        defer { try? handle.close() }
+        let header = [UInt8](handle.readData(ofLength: 16))
+        try #require(header.count == 16)
+        return header[12..<16].reduce(0) { $0 << 8 | Int($1) }
+    }
+
     /// Waits (up to 20 s) until the thread has run `count` checkpoints.
     private func waitForCheckpoints(_ vault: Vault, _ count: Int) -> Bool {
         for _ in 0..<2000 {
@@ -71,12 +80,12 @@ import Testing
         #expect(try vault.itemCount() == added + 1)
     }
 
-    @Test func commitsThatCameInDuringAPassAreCopiedByTheNextCommitAndTheWALRestarts() throws {
+    @Test func aPassAReaderHeldBackIsFollowedByAnotherPassNotByTheWriter() throws {
         let dir = try TempDir()
         let vault = try reopened(dir, pages: 50)
         try add(vault, 0..<1)
-        // A reader's snapshot stands for the commits that land while a pass copies: the pass
-        // copies the frames up to it and ends with the rest still in the WAL.
+        // A reader's snapshot holds the pass back: it copies the frames up to it and ends
+        // with the rest still in the WAL.
         let reader = try Database(path: vault.path, create: false)
         try reader.execute("BEGIN")
         let s = try reader.statement("SELECT count(*) FROM items")
@@ -87,15 +96,140 @@ import Testing
         #expect(pass.checkpointed < pass.walFrames)
         s.finish()
         try reader.execute("COMMIT")
-        // The next commit copies the rest itself, at once (before, it asked the thread for
-        // another pass, which the following commits outran: the WAL grew to 8x the threshold).
+        // What is left may be the whole WAL: the next commit asks the thread, it does not copy it.
+        let restarts = try walRestarts(vault)
         try add(vault, added..<(added + 1))
-        #expect(vault.checkpointer.statistics.finishes == 1)
-        #expect(vault.checkpointer.statistics.checkpoints == 1)
-        // And the one after starts the WAL over.
+        #expect(waitForCheckpoints(vault, 2))
+        #expect(vault.checkpointer.statistics.finishes == 0)
         try add(vault, (added + 1)..<(added + 2))
-        #expect(vault.checkpointer.statistics.lastCommitFrames < 50)
+        #expect(try walRestarts(vault) == restarts + 1)
         #expect(try vault.itemCount() == added + 2)
+    }
+
+    @Test func aFewCommitsDuringACompletePassAreCopiedByTheNextCommitAndTheWALRestarts() throws {
+        let dir = try TempDir()
+        let (vault, next) = try firstPass(dir, pages: 200, addsAfterTheCheckpoint: 3, keepingTheWAL: true)
+        let pass = try #require(vault.checkpointer.statistics.last)
+        #expect(pass.checkpointed == pass.walFrames)
+        #expect(vault.checkpointer.statistics.lastCommitFrames - pass.walFrames <= 50 - 12)
+        let restarts = try walRestarts(vault)
+        // The next commit copies the three adds and its own itself: one pass, one finish.
+        try add(vault, next..<(next + 1))
+        #expect(vault.checkpointer.statistics.finishes == 1)
+        // And the one after starts the WAL over.
+        try add(vault, (next + 1)..<(next + 2))
+        #expect(try walRestarts(vault) == restarts + 1)
+        // The adds during the pass asked for no other pass (the commits past the threshold
+        // while one runs would have: it was done, the next one copies them).
+        usleep(100_000)
+        #expect(vault.checkpointer.statistics.checkpoints == 1)
+        #expect(vault.checkpointer.statistics.finishes == 1)
+        #expect(try vault.itemCount() == next + 2 + 3, "the three adds during the pass")
+    }
+
+    @Test func moreCommitsDuringAPassThanACommitMayCopyGoToAnotherPass() throws {
+        let dir = try TempDir()
+        let (vault, next) = try firstPass(dir, pages: 200, addsAfterTheCheckpoint: 30, keepingTheWAL: true)
+        let pass = try #require(vault.checkpointer.statistics.last)
+        #expect(pass.checkpointed == pass.walFrames)
+        #expect(vault.checkpointer.statistics.lastCommitFrames - pass.walFrames > 50)
+        let restarts = try walRestarts(vault)
+        try add(vault, next..<(next + 1))
+        #expect(waitForCheckpoints(vault, 2))
+        #expect(vault.checkpointer.statistics.finishes == 0)
+        try add(vault, (next + 1)..<(next + 2))
+        #expect(try walRestarts(vault) == restarts + 1)
+        #expect(try vault.itemCount() == next + 2 + 30, "the 30 adds during the pass")
+    }
+
+    @Test func aWALThatStartedOverBeforeThePassEndedIsNotCopiedByTheWriter() throws {
+        let dir = try TempDir()
+        // The pass copies all, and the add after its checkpoint starts the WAL over before
+        // the pass has ended.
+        let (vault, next) = try firstPass(dir, pages: 200, addsAfterTheCheckpoint: 1, keepingTheWAL: false)
+        let restarts = try walRestarts(vault)
+        #expect(vault.checkpointer.statistics.lastCommitFrames < 50)
+        // The commit that crosses the threshold of the new WAL asks the thread: it does not
+        // copy the whole WAL as the rest of an ended pass.
+        let added = try addUntilTheWALHolds(200, vault, from: next)
+        #expect(waitForCheckpoints(vault, 2))
+        #expect(vault.checkpointer.statistics.finishes == 0)
+        try add(vault, added..<(added + 1))
+        #expect(try walRestarts(vault) == restarts + 1)
+        #expect(try vault.itemCount() == added + 1 + 1, "the add during the pass")
+    }
+
+    @Test func aFailedPassIsFollowedByAnotherPassNotByTheWriter() throws {
+        let dir = try TempDir()
+        let vault = try reopened(dir, pages: 50)
+        let script = PassScript()
+        // The first pass fails after its open, as a failed open or PRAGMA would.
+        vault.checkpointer.setPassHook { point in
+            guard point == .opened, script.passes == 0 else { return }
+            script.passes += 1
+            throw SQLiteError(code: 1, message: "injected")
+        }
+        let added = try addUntilTheWALHolds(50, vault, from: 0)
+        #expect(waitForCheckpoints(vault, 1))
+        #expect(vault.checkpointer.statistics.last == nil)
+        let restarts = try walRestarts(vault)
+        try add(vault, added..<(added + 1))
+        #expect(waitForCheckpoints(vault, 2))
+        #expect(vault.checkpointer.statistics.finishes == 0)
+        let pass = try #require(vault.checkpointer.statistics.last)
+        #expect(pass.checkpointed == pass.walFrames)
+        try add(vault, (added + 1)..<(added + 2))
+        #expect(try walRestarts(vault) == restarts + 1)
+        #expect(try vault.itemCount() == added + 2)
+    }
+
+    /// What a test's pass hook does, and counts (the thread calls it).
+    private final class PassScript: @unchecked Sendable {
+        var passes = 0
+        weak var vault: Vault?
+        var reader: Database?
+        var statement: Statement?
+        var failure: String?
+    }
+
+    /// A vault whose first pass runs `adds` adds after its checkpoint, before it ends; with
+    /// `keepingTheWAL`, a reader whose snapshot is the WAL's end (it holds nothing back)
+    /// keeps them from starting the WAL over, as if they had landed while the pass copied.
+    /// Returns when that pass ended, with the next item's number.
+    private func firstPass(
+        _ dir: TempDir, pages: Int, addsAfterTheCheckpoint adds: Int, keepingTheWAL: Bool
+    ) throws -> (Vault, Int) {
+        let vault = try reopened(dir, pages: pages)
+        let script = PassScript()
+        script.vault = vault
+        vault.checkpointer.setPassHook { [add] point in
+            guard script.passes == 0, let vault = script.vault else { return }
+            do {
+                switch point {
+                case .opened:
+                    guard keepingTheWAL else { return }
+                    let reader = try Database(path: vault.path, create: false)
+                    try reader.execute("BEGIN")
+                    let s = try reader.statement("SELECT count(*) FROM items")
+                    _ = try s.step()
+                    (script.reader, script.statement) = (reader, s)
+                case .checkpointed:
+                    script.passes += 1
+                    try add(vault, 1_000_000..<(1_000_000 + adds))
+                    script.statement?.finish()
+                    try script.reader?.execute("COMMIT")
+                    (script.reader, script.statement) = (nil, nil)
+                }
+            } catch {
+                script.failure = "\(error)"
+            }
+        }
+        let next = try addUntilTheWALHolds(pages, vault, from: 0)
+        #expect(waitForCheckpoints(vault, 1))
+        #expect(script.failure == nil)
+        #expect(script.passes == 1)
+        #expect(try vault.itemCount() == next + adds)
+        return (vault, next)
     }
 
     @Test func aWALTheThreadDoesNotEmptyStaysBoundedByTheWritersFallback() throws {
