@@ -97,12 +97,7 @@ import Testing
         s.finish()
         try reader.execute("COMMIT")
         // What is left may be the whole WAL: the next commit asks the thread, it does not copy it.
-        let restarts = try walRestarts(vault)
-        try add(vault, added..<(added + 1))
-        #expect(waitForCheckpoints(vault, 2))
-        #expect(vault.checkpointer.statistics.finishes == 0)
-        try add(vault, (added + 1)..<(added + 2))
-        #expect(try walRestarts(vault) == restarts + 1)
+        try expectAnotherPassAndARestart(vault, from: added)
         #expect(try vault.itemCount() == added + 2)
     }
 
@@ -133,12 +128,7 @@ import Testing
         let pass = try #require(vault.checkpointer.statistics.last)
         #expect(pass.checkpointed == pass.walFrames)
         #expect(vault.checkpointer.statistics.lastCommitFrames - pass.walFrames > 50)
-        let restarts = try walRestarts(vault)
-        try add(vault, next..<(next + 1))
-        #expect(waitForCheckpoints(vault, 2))
-        #expect(vault.checkpointer.statistics.finishes == 0)
-        try add(vault, (next + 1)..<(next + 2))
-        #expect(try walRestarts(vault) == restarts + 1)
+        try expectAnotherPassAndARestart(vault, from: next)
         #expect(try vault.itemCount() == next + 2 + 30, "the 30 adds during the pass")
     }
 
@@ -148,18 +138,13 @@ import Testing
         // over and more fill the new one past the threshold (a slow thread, a busy writer).
         let (vault, next, during) = try firstPass(
             dir, pages: 200, addsAfterTheCheckpoint: 1, keepingTheWAL: false, refillingTheWAL: true)
-        let restarts = try walRestarts(vault)
         // The WAL held 200 frames or more at the pass: it took more adds to refill, so the
         // first one started it over.
         #expect(during > 1)
         #expect(vault.checkpointer.statistics.lastCommitFrames >= 200)
         // The next commit asks the thread: it does not copy the whole new WAL as though it
         // were the rest of the pass that ended.
-        try add(vault, next..<(next + 1))
-        #expect(waitForCheckpoints(vault, 2))
-        #expect(vault.checkpointer.statistics.finishes == 0)
-        try add(vault, (next + 1)..<(next + 2))
-        #expect(try walRestarts(vault) == restarts + 1)
+        try expectAnotherPassAndARestart(vault, from: next)
         #expect(try vault.itemCount() == next + 2 + during, "the adds during the pass")
     }
 
@@ -176,15 +161,21 @@ import Testing
         let added = try addUntilTheWALHolds(50, vault, from: 0)
         #expect(waitForCheckpoints(vault, 1))
         #expect(vault.checkpointer.statistics.last == nil)
+        try expectAnotherPassAndARestart(vault, from: added)
+        #expect(try vault.itemCount() == added + 2)
+    }
+
+    /// Adds items `first` and `first + 1`: the first commit asks the thread for a second pass
+    /// (it copies nothing itself), which copies the whole WAL; the second starts the WAL over.
+    private func expectAnotherPassAndARestart(_ vault: Vault, from first: Int) throws {
         let restarts = try walRestarts(vault)
-        try add(vault, added..<(added + 1))
+        try add(vault, first..<(first + 1))
         #expect(waitForCheckpoints(vault, 2))
         #expect(vault.checkpointer.statistics.finishes == 0)
         let pass = try #require(vault.checkpointer.statistics.last)
         #expect(pass.checkpointed == pass.walFrames)
-        try add(vault, (added + 1)..<(added + 2))
+        try add(vault, (first + 1)..<(first + 2))
         #expect(try walRestarts(vault) == restarts + 1)
-        #expect(try vault.itemCount() == added + 2)
     }
 
     /// What a test's pass hook does, and counts (the thread calls it).
