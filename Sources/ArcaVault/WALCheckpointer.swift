@@ -10,10 +10,13 @@ import Synchronization
 /// past `threshold` frames they wake this thread, which runs a PASSIVE checkpoint on
 /// its own connection: it copies what no reader still needs and never waits for, or
 /// blocks, a writer. The next write transaction after a complete checkpoint restarts
-/// the WAL from its beginning, as before. Commits that came in during the pass are copied
-/// by the next commit's own PASSIVE checkpoint (a few frames, once per pass), so that the
-/// WAL does start over under a steady stream of writes. Crash safety is SQLite's own: a checkpoint
-/// cut short leaves the WAL authoritative, whichever connection ran it.
+/// the WAL from its beginning, as before. After a pass that copied every frame it found,
+/// the next commit past the threshold copies the commits that came in during the pass with
+/// its own PASSIVE checkpoint if they are at most `finishFrames` (a quarter of the
+/// threshold), so that the WAL does start over under a steady stream of writes; after a
+/// pass that failed, that a reader held back or that more frames outran, it asks the thread
+/// for another pass. Crash safety is SQLite's own: a checkpoint cut short leaves the WAL
+/// authoritative, whichever connection ran it.
 ///
 /// Should the thread fall behind (or fail to start), a commit past `inlineThreshold`
 /// frames checkpoints on the writer's connection, as SQLite would have: the WAL stays
@@ -33,6 +36,9 @@ final class WALCheckpointer: Sendable {
     let threshold: Int
     /// WAL frames after which a commit checkpoints itself.
     var inlineThreshold: Int { threshold.multipliedReportingOverflow(by: 8).overflow ? Int.max : threshold * 8 }
+    /// The most frames a commit copies itself after a complete pass (the commits that came
+    /// in during it): what one commit may pay for instead of asking for another pass.
+    var finishFrames: Int { threshold / 4 }
     /// How long the thread waits for the next request before it ends.
     let idleMilliseconds: Int
     /// The checkpoint thread's stack, as arcad's threads' (the default is 8 MiB).
@@ -49,15 +55,23 @@ final class WALCheckpointer: Sendable {
         var thread = ThreadState.notStarted
         var requested = false
         var stopping = false
-        /// Checkpoints the thread ran, and the frames the last one found and copied.
+        /// Checkpoints the thread ran (a failed one included), and the frames the last one
+        /// that ran found and copied.
         var checkpoints = 0
         var last: (walFrames: Int, checkpointed: Int)?
-        /// A pass is running; one ended since the WAL last started over (the next commit
-        /// past the threshold copies what came in meanwhile itself).
+        /// A pass is running; one copied every frame it found (`passFrames`) since the WAL
+        /// last started over (the next commit past the threshold may copy the rest itself).
         var inPass = false
         var passEnded = false
-        /// Passes finished by the writer's connection (`passEnded`).
+        var passFrames = 0
+        /// Times the writer's commits found the WAL started over (frames not above the last
+        /// commit's): a pass that began before one of them found another WAL than there is now.
+        var restarts = 0
+        /// Passes finished by the writer's connection: its checkpoint ran (not BUSY).
         var finishes = 0
+        /// Called by the thread after it opened its connection and after the checkpoint
+        /// (tests: commits during a pass; a throw fails the pass, as a failed open would).
+        var passHook: (@Sendable (PassPoint) throws -> Void)?
         /// Checkpoints skipped because the path no longer named the vault's file.
         var skipped = 0
         /// Threads started (one per busy period), and the last one's kernel id.
@@ -71,6 +85,16 @@ final class WALCheckpointer: Sendable {
         case notStarted, running, failed
     }
 
+    /// Where in a pass `State.passHook` is called.
+    enum PassPoint {
+        case opened, checkpointed
+    }
+
+    /// Sets the hook the thread calls during its passes (tests only).
+    func setPassHook(_ hook: (@Sendable (PassPoint) throws -> Void)?) {
+        state.withLock { $0.passHook = hook }
+    }
+
     /// A checkpointer of the vault at `path`, whose file is `identity`.
     init(path: String, identity: FileIdentity?, threshold: Int, idleMilliseconds: Int = 5_000) {
         self.path = path
@@ -81,30 +105,31 @@ final class WALCheckpointer: Sendable {
 
     /// What a commit does about the WAL.
     private enum AfterCommit {
-        case nothing, startThread, finishHere
+        case nothing, startThread, checkpointHere, finishPass
     }
 
     /// After a commit of the writer's connection `writer`, with `frames` in the WAL.
     func committed(frames: Int, writer: Database) {
         let action = state.withLock { s -> AfterCommit in
+            // A commit adds frames: no more than the last one's means the WAL started over.
+            if frames <= s.lastCommitFrames { s.restarts += 1 }
             s.lastCommitFrames = frames
             guard frames >= threshold else {
                 // The WAL started over (or is still short): a pass that ended is history.
                 s.passEnded = false
                 return .nothing
             }
-            guard frames < inlineThreshold else { return .finishHere }
-            // A pass ended and the WAL did not start over: the commits that came in while it
-            // copied are all that is left (SQLite restarts a WAL only once every frame is in
-            // the file, and under a steady stream of adds a pass never caught up: the WAL grew
-            // to the fallback, and each commit asked for another pass, two syncs every ~5 adds
-            // at 5,000 items). This connection is the only writer (arcad holds the user's lock
-            // around it), so its pass copies those few frames and completes; the next write
-            // restarts the WAL.
+            guard frames < inlineThreshold else { return .checkpointHere }
+            // A pass copied all it found and the WAL did not start over: the commits that came
+            // in while it copied are all that is left (SQLite restarts a WAL only once every
+            // frame is in the file, and under a steady stream of adds a pass never caught up:
+            // the WAL grew to the fallback, and each commit asked for another pass, two syncs
+            // every ~5 adds at 5,000 items). This connection is the only writer (arcad holds the
+            // user's lock around it), so its pass copies those frames and completes; the next
+            // write restarts the WAL. Only a few, though: more is the stall the thread is for.
             if s.passEnded {
                 s.passEnded = false
-                s.finishes += 1
-                return .finishHere
+                if frames - s.passFrames <= finishFrames { return .finishPass }
             }
             guard s.thread != .failed, !s.stopping, !s.requested, !s.inPass else { return .nothing }
             s.requested = true
@@ -119,7 +144,10 @@ final class WALCheckpointer: Sendable {
         switch action {
         case .nothing: break
         case .startThread: startThread()
-        case .finishHere: _ = try? writer.checkpointPassive()
+        case .checkpointHere: _ = try? writer.checkpointPassive()
+        case .finishPass:
+            // nil: BUSY (another connection checkpoints), nothing was copied.
+            if (try? writer.checkpointPassive()) != nil { state.withLock { $0.finishes += 1 } }
         }
     }
 
@@ -160,7 +188,7 @@ final class WALCheckpointer: Sendable {
     }
 
     private enum Step {
-        case checkpoint, wait, exit
+        case checkpoint(restarts: Int, hook: (@Sendable (PassPoint) throws -> Void)?), wait, exit
     }
 
     /// The thread: checkpoints while asked to, ends when stopped or idle. The flags are
@@ -177,14 +205,14 @@ final class WALCheckpointer: Sendable {
                 guard s.requested else { return .wait }
                 s.requested = false
                 s.inPass = true
-                return .checkpoint
+                return .checkpoint(restarts: s.restarts, hook: s.passHook)
             }
             switch step {
             case .exit:
                 exited.post()
                 return
-            case .checkpoint:
-                checkpointOnce()
+            case .checkpoint(let restarts, let hook):
+                checkpointOnce(restarts: restarts, hook: hook)
             case .wait:
                 if wake.wait(milliseconds: idleMilliseconds) { continue }
                 // Idle: ends unless a request or a stop came in meanwhile (under the lock,
@@ -200,15 +228,18 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Opens a connection, checkpoints if the path still names the vault's file, closes it.
-    private func checkpointOnce() {
+    /// `restarts`: `State.restarts` when the pass was taken on.
+    private func checkpointOnce(restarts: Int, hook: (@Sendable (PassPoint) throws -> Void)?) {
         var result: (walFrames: Int, checkpointed: Int)?
         var skipped = false
         do {
             let db = try Database(path: path, create: false)
             // Checked after the open: the file this connection holds is the one at the path now.
             if let identity, FileProbe.identity(path: path) == identity {
+                try hook?(.opened)
                 try db.execute("PRAGMA synchronous = FULL")
                 result = try db.checkpointPassive()
+                try hook?(.checkpointed)
             } else {
                 skipped = true
             }
@@ -219,7 +250,14 @@ final class WALCheckpointer: Sendable {
                 s.skipped += 1
                 return
             }
-            s.passEnded = true
+            // Ended: every frame it found is in the file (not a failure, nor BUSY, nor held back
+            // by a reader), and the WAL is still the one it copied. A write after a complete
+            // pass restarts the WAL; should one have come before this lock, the crossing commit
+            // of the new WAL would count every frame of it as "came in during the pass".
+            if let result, result.checkpointed == result.walFrames, s.restarts == restarts {
+                s.passEnded = true
+                s.passFrames = result.walFrames
+            }
             s.checkpoints += 1
             if let result { s.last = result }
         }
