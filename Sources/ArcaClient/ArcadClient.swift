@@ -94,7 +94,11 @@ public final class ArcadClient {
     /// after the other, in order, so `second` is decided after `first` exactly as if it
     /// had been sent after `first`'s reply; but it is sent whatever that reply is. The
     /// requests' secrets are not wiped here; the frame buffers are.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply) {
+    ///
+    /// Throws only when the write or `first`'s reply fails; once `first` is answered its
+    /// reply is returned, with `second`'s reply or the error that read met, because arcad
+    /// has acted on `first` (an unlock) and the caller must still see and wipe that reply.
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
         let id = nextRequestID
         nextRequestID &+= 2
         var one = try Self.encode(first, id: id)
@@ -109,7 +113,11 @@ public final class ArcadClient {
         frames.append(contentsOf: two)
         try writeAll(frames)
         let firstReply = try receiveReply(to: id)
-        return (firstReply, try receiveReply(to: id &+ 1))
+        do {
+            return (firstReply, .success(try receiveReply(to: id &+ 1)))
+        } catch {
+            return (firstReply, .failure(error))
+        }
     }
 
     private static func encode(_ request: Request, id: UInt32) throws(ClientError) -> [UInt8] {

@@ -5,9 +5,11 @@ import ArcaProtocol
 public protocol ArcadTransport {
     /// Sends `request` and returns arcad's reply.
     func send(_ request: Request) throws(ClientError) -> Reply
-    /// Sends `first` and `second` and returns both replies. arcad decides `second`
-    /// after `first`, but `second` is sent whatever `first`'s reply is.
-    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply)
+    /// Sends `first` and `second` and returns `first`'s reply with `second`'s reply or
+    /// error; throws only when `first` got no reply. arcad decides `second` after
+    /// `first`, but `second` is sent whatever `first`'s reply is. Not retried on a new
+    /// connection when arcad closed a kept, idle one: `first` may have been acted on.
+    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
     /// Closes the connection kept from an earlier request, if any. The module calls
     /// it before every KDF run.
     func disconnect()
@@ -18,9 +20,13 @@ extension ArcadTransport {
     public func disconnect() {}
 
     /// One request after the other; a failure of `first` sends nothing more.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply) {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
         let reply = try send(first)
-        return (reply, try send(second))
+        do {
+            return (reply, .success(try send(second)))
+        } catch {
+            return (reply, .failure(error))
+        }
     }
 }
 
@@ -66,7 +72,7 @@ public final class SocketTransport: ArcadTransport {
     /// both replies: one round trip, so arcad's thread and the login process each wake
     /// once instead of twice (a login's unlock and session, bench/pam/timeline.sh).
     /// Never retried on a new connection: `first` may have been acted on.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply) {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
         let connection: ArcadClient
         if let kept = client {
             connection = kept
@@ -75,7 +81,8 @@ public final class SocketTransport: ArcadTransport {
         }
         client = nil
         let replies = try connection.send(first, then: second)
-        client = connection
+        // Kept only when both replies came: after a failed read the stream is out of step.
+        if case .success = replies.1 { client = connection }
         return replies
     }
 

@@ -25,8 +25,8 @@ extension PAMModule {
                 tty: context.item(.tty), remoteHost: context.item(.remoteHost),
                 remoteUser: context.item(.remoteUser)))
         defer { opening.wipeSecrets() }  // unsent when an unlock or enrollment fails first
-        // The reply to `opening` when it went with the unlock.
-        var sessionReply: Reply?
+        // The reply to `opening` (or why there is none) when it went with the unlock.
+        var sessionReply: Result<Reply, ModuleError>?
         let stash = AuthStash.parse(context.stashed(name: AuthStash.name))
         context.removeStash(name: AuthStash.name)
         if let stash, stash.uid == uid {
@@ -37,12 +37,13 @@ extension PAMModule {
                 case .unlock(let key) where context.effectiveUID == 0:
                     // The unlock and the session in one round trip: arcad decides them in
                     // this order, as if sent one after the other (a wrong key still opens
-                    // the session, as below).
+                    // the session, as below). The unlock's reply is acted on (logged, a
+                    // candidate kept) before a failure of the session's is reported, below.
                     var unlocking = Request.loginUnlock(uid: uid, key: key.requestBytes())
-                    var (unlockReply, openReply) = try send(&unlocking, then: &opening)
-                    defer { unlockReply.wipeSecrets() }
-                    sessionReply = openReply
-                    try loginUnlocked(unlockReply, uid: uid)
+                    var replies = try send(&unlocking, then: &opening)
+                    defer { replies.0.wipeSecrets() }
+                    sessionReply = replies.1
+                    try loginUnlocked(replies.0, uid: uid)
                     info("unlocked the vault of \(user)")
                 case .unlock(let key):
                     try unlock(uid: uid, key: key)
@@ -66,7 +67,7 @@ extension PAMModule {
         let candidate = CandidateStash.parse(context.stashed(name: CandidateStash.name))
         context.removeStash(name: CandidateStash.name)
         if let sessionReply {
-            try expectSessionOpened(sessionReply)
+            try expectSessionOpened(try sessionReply.get())
         } else {
             try expectSessionOpened(try send(&opening))
         }

@@ -208,15 +208,19 @@ public final class PAMModule {
     }
 
     /// Sends two requests in one round trip (``ArcadTransport/send(_:then:)``) and wipes
-    /// their secrets afterwards.
-    func send(_ first: inout Request, then second: inout Request) throws(ModuleError) -> (Reply, Reply) {
+    /// their secrets afterwards. Throws when `first` got no reply; otherwise returns it
+    /// with `second`'s reply or error, so that the caller acts on `first` (arcad did).
+    func send(_ first: inout Request, then second: inout Request) throws(ModuleError)
+        -> (Reply, Result<Reply, ModuleError>)
+    {
         defer {
             first.wipeSecrets()
             second.wipeSecrets()
         }
-        return try reaching { () throws(ClientError) -> (Reply, Reply) in
+        let (reply, secondReply) = try reaching { () throws(ClientError) -> (Reply, Result<Reply, ClientError>) in
             try transport.send(first, then: second)
         }
+        return (reply, secondReply.mapError { unreachable($0) })
     }
 
     /// Runs `exchange` unless arcad already timed out in this transaction; a timeout
@@ -228,11 +232,16 @@ public final class PAMModule {
         do {
             return try exchange()
         } catch {
-            if error == .timedOut, let marker = try? SecretBytes(count: 1) {
-                _ = context.stash(marker, name: Self.unreachableName)
-            }
-            throw .arcadUnavailable(error)
+            throw unreachable(error)
         }
+    }
+
+    /// The module's error for a failed exchange; a timeout marks the handle (``reaching(_:)``).
+    private func unreachable(_ error: ClientError) -> ModuleError {
+        if error == .timedOut, let marker = try? SecretBytes(count: 1) {
+            _ = context.stash(marker, name: Self.unreachableName)
+        }
+        return .arcadUnavailable(error)
     }
 
     func expectOK(_ request: consuming Request) throws(ModuleError) {

@@ -51,10 +51,23 @@ final class FakeArcad: ArcadTransport {
 
     func disconnect() { disconnects.append(requests.count) }
 
-    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Reply) {
+    /// Like the socket: both requests are sent (and recorded) whatever happens to the
+    /// first; a failure of the first is thrown, one of the second returned with the first's reply.
+    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
         pairs.append(requests.count)
-        let reply = try send(first)
-        return (reply, try send(second))
+        let reply: Result<Reply, ClientError>
+        do {
+            reply = .success(try send(first))
+        } catch {
+            reply = .failure(error)
+        }
+        let secondReply: Result<Reply, ClientError>
+        do {
+            secondReply = .success(try send(second))
+        } catch {
+            secondReply = .failure(error)
+        }
+        return (try reply.get(), secondReply)
     }
 
     func send(_ request: Request) throws(ClientError) -> Reply {

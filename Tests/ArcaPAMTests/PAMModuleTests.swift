@@ -198,6 +198,49 @@ import Testing
         #expect(context.logs == ["error arcad did not answer in time", "error arcad did not answer in time"])
     }
 
+    @Test func aPairedSessionThatTimesOutStillActsOnTheUnlock() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        arcad.failures[.openSession] = .timedOut
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
+        #expect(arcad.pairs == [1])
+        #expect(context.logs == ["info unlocked the vault of alice", "error arcad did not answer in time"])
+        #expect(context.data[SessionStash.name] == nil, "no session was opened")
+        #expect(module(context, arcad).run(.closeSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"], "not waited for again")
+    }
+
+    @Test func aRefusedPairedUnlockIsLoggedWhenTheSessionTimesOut() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "wrong"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        arcad.failures[.openSession] = .timedOut
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"], "no candidate without a session")
+        #expect(
+            context.logs == [
+                "error arcad refused loginUnlock (-25293): wrong password or key", "error arcad did not answer in time",
+            ])
+        #expect(context.data[CandidateStash.name] == nil)
+    }
+
+    @Test func aPairedUnlockThatTimesOutStillSendsTheSession() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        arcad.failures[.loginUnlock] = .timedOut
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"], "written in one go, as on the socket")
+        #expect(context.logs == ["error arcad did not answer in time"])
+    }
+
     @Test func arcadNotRunningIsTriedAgainEachCall() {
         let context = FakeContext()
         context.secrets[.authToken] = "pw"

@@ -120,7 +120,7 @@ enum CountingArcadError: Error { case cannotListen(String) }
         let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
         let (first, second) = try transport.send(.kdfParameters(uid: 1000), then: request)
         #expect(first == .kdfParameters(nil))
-        #expect(second == .ok)
+        #expect(second == .success(.ok))
         #expect(arcad.counts.connections == 1)
         #expect(arcad.counts.requests == 2)
         // The second request was in arcad's buffer before the first was answered.
@@ -129,6 +129,21 @@ enum CountingArcadError: Error { case cannotListen(String) }
         #expect(try transport.send(request) == .ok)
         #expect(arcad.counts.connections == 1)
         #expect(arcad.batched == 1)
+    }
+
+    @Test("a pair whose second reply never comes: the first reply is returned with the error, the connection dropped")
+    func pairKeepsTheFirstReplyWhenTheSecondFails() throws {
+        let arcad = try CountingArcad(closeAfter: 1)
+        defer { arcad.stop() }
+        let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
+        let (first, second) = try transport.send(.kdfParameters(uid: 1000), then: request)
+        #expect(first == .kdfParameters(nil))
+        #expect(second == .failure(.connectionClosed))
+        #expect(arcad.counts.connections == 1)
+        #expect(arcad.counts.requests == 1)
+        // Not kept: the next request goes on a new connection.
+        #expect(try transport.send(request) == .ok)
+        #expect(arcad.counts.connections == 2)
     }
 
     @Test("disconnect (before a KDF run): the next request connects anew")

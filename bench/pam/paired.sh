@@ -7,17 +7,14 @@
 #   bash bench/pam/paired.sh /work/main/.build/release .build/release     (ROUNDS=41)
 # Prints, per build, the median and p10..p90 of each PAM step (µs, KDF before the
 # transaction, so auth still holds one Argon2id: compare auth between A and B only),
-# and the median of the per-round differences B - A.
+# and the median of the per-round differences B - A (rounds paired by number). Stops with an
+# error when fresh-c fails or arcad's log does not show one unlock and one session per login.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "bench/pam/paired.sh: must run as root" >&2; exit 1; }
 [ $# -eq 2 ] || { echo "usage: bench/pam/paired.sh BUILD_A BUILD_B" >&2; exit 2; }
 ROUNDS=${ROUNDS:-41}
 wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
-work=$(mktemp -d /tmp/arca-paired.XXXXXX)
-chmod 0755 "$work"
-mkdir "$work/svc"
-clang -O2 -Wall -o "$work/fresh-c" bench/pam/fresh.c -lpam -lsodium -ldl
 pids=()
 users=()
 # shellcheck source=../../Tests/integration/lib-arcad.bash
@@ -33,13 +30,21 @@ cleanup() {
     done
     rm -rf "$work"
 }
+work=$(mktemp -d /tmp/arca-paired.XXXXXX)
 trap cleanup EXIT
+chmod 0755 "$work"
+mkdir "$work/svc"
+clang -O2 -Wall -o "$work/fresh-c" bench/pam/fresh.c -lpam -lsodium -ldl
 setup() { # NAME BUILD
-    local name=$1 build=$2 user=arca-paired-$1-$$ uid i class
+    local name=$1 build user=arca-paired-$1-$$ uid i class
+    # Absolute: the PAM stack names the module by this path, and libpam does not resolve a
+    # relative one against the current directory (an optional module that fails to load
+    # is skipped in silence).
+    build=$(cd "$2" && pwd) || exit 1
     for f in arcad libpam_arca.so bench-arcad arca-test-pam-driver; do
         [ -e "$build/$f" ] || { echo "paired: $build/$f missing" >&2; exit 1; }
     done
-    ln -s "$(cd "$build" && pwd)" "$work/$name.build"
+    ln -s "$build" "$work/$name.build"
     mkdir "$work/$name"
     useradd -m -s /bin/sh "$user"
     users+=("$user")
@@ -67,22 +72,44 @@ setup() { # NAME BUILD
 }
 setup A "$1"
 setup B "$2"
-login() { # NAME
-    PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
-        "$work/fresh-c" txn "${1,,}" "$(cat "$work/$1/user")" 1 $((64 << 20)) 1 2>/dev/null
+login() { # NAME → "start auth open close end txn kdf" (µs); fails loudly if fresh-c does
+    local row
+    row=$(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
+        "$work/fresh-c" txn "${1,,}" "$(cat "$work/$1/user")" 1 $((64 << 20)) 1 2>"$work/$1/fresh.err") || {
+        echo "paired: fresh-c failed on $1:" >&2; cat "$work/$1/fresh.err" >&2; return 1
+    }
+    [ "$(wc -w <<<"$row")" -eq 7 ] || { echo "paired: short row from $1: '$row'" >&2; return 1; }
+    echo "$row"
 }
-for _ in 1 2 3; do login A >/dev/null; login B >/dev/null; done
+# shellcheck source=lib-check.bash
+. bench/pam/lib-check.bash # check_arcad_log: arcad really unlocked and counted each login
+declare -A expected=([A]=0 [B]=0)
+check_arcad() { # NAME LOGINS (since the last check)
+    expected[$1]=$((expected[$1] + $2))
+    check_arcad_log "$work/$1/arcad.log" "${expected[$1]}"
+}
+for _ in 1 2 3; do login A >/dev/null || exit 1; login B >/dev/null || exit 1; done
+check_arcad A 3
+check_arcad B 3
 for round in $(seq "$ROUNDS"); do
-    if [ $((round % 2)) -eq 0 ]; then echo "A $(login A)"; echo "B $(login B)"
-    else echo "B $(login B)"; echo "A $(login A)"; fi
+    if [ $((round % 2)) -eq 0 ]; then a=$(login A) || exit 1; b=$(login B) || exit 1
+    else b=$(login B) || exit 1; a=$(login A) || exit 1; fi
+    echo "A $round $a"
+    echo "B $round $b"
 done >"$work/rows"
+check_arcad A "$ROUNDS"
+check_arcad B "$ROUNDS"
 python3 - "$work/rows" <<'EOF'
 import statistics, sys
-rows = {"A": [], "B": []}
+# Paired by round number; every row is whole (login checks), so a bad one is an error here.
+by_round = {"A": {}, "B": {}}
 for line in open(sys.argv[1]):
     p = line.split()
-    if len(p) == 8:
-        rows[p[0]].append([int(x) for x in p[1:]])
+    assert len(p) == 9, f"bad row: {line!r}"
+    by_round[p[0]][int(p[1])] = [int(x) for x in p[2:]]
+assert by_round["A"].keys() == by_round["B"].keys(), "rounds missing on one side"
+rounds = sorted(by_round["A"])
+rows = {n: [by_round[n][r] for r in rounds] for n in ("A", "B")}
 names = ["pam_start", "auth(+KDF)", "open_session", "close_session", "pam_end", "txn", "KDF alone"]
 def q(v, f):
     v = sorted(v)
@@ -103,32 +130,42 @@ print(f"  start+open+close+end (no KDF in it): A {statistics.median(a):.0f}, B {
       f" B-A median of pairs {statistics.median([y - x for x, y in zip(a, b)]):.0f}")
 EOF
 # Load-independent counts, per login: the login process's voluntary context switches (each a
-# wait: GNU time's %w; the KDF's are the same in A and B), and
-# arcad's voluntary context switches and CPU time (ns, schedstat), summed over its threads (not
-# the keyring helpers it clones: processes of their own, the same in A and B).
-arcad_counts() { # PID → "voluntary_switches cpu_ns"
-    local sw=0 ns=0 t
+# wait: GNU time's %w; the KDF's are the same in A and B), and arcad's CPU time (utime+stime
+# of /proc/PID/stat: all its threads, exited ones included; clock ticks, so COUNTS logins
+# together) and voluntary context switches (summed over the threads alive at both ends: an
+# exited thread's are lost, so the threads that came and went are printed too). The keyring
+# helpers arcad clones are processes of their own, the same in A and B, and not counted.
+arcad_cpu_ms() { # PID
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.0f", ($12 + $13) * 1000 / hz }' "/proc/$1/stat"
+}
+arcad_switches() { # PID → "TID voluntary_switches" per live thread
+    local t
     for t in /proc/"$1"/task/*; do
-        sw=$((sw + $(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status" 2>/dev/null || echo 0)))
-        ns=$((ns + $(awk '{print $1}' "$t/schedstat" 2>/dev/null || echo 0)))
+        echo "${t##*/} $(awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status" 2>/dev/null || echo 0)"
     done
-    echo "$sw $ns"
 }
 COUNTS=${COUNTS:-10}
 for name in A B; do
     pid=${pids[$([ "$name" = A ] && echo 0 || echo 1)]}
-    read -r sw0 cpu0 < <(arcad_counts "$pid")
+    cpu0=$(arcad_cpu_ms "$pid")
+    arcad_switches "$pid" | sort >"$work/$name.sw0"
     : >"$work/$name.perf"
     for _ in $(seq "$COUNTS"); do
         PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
             /usr/bin/time -f %w -o "$work/$name.one" \
-            "$work/fresh-c" txn "${name,,}" "$(cat "$work/$name/user")" 1 $((64 << 20)) 1 >/dev/null 2>&1
+            "$work/fresh-c" txn "${name,,}" "$(cat "$work/$name/user")" 1 $((64 << 20)) 1 >/dev/null \
+            2>"$work/$name/fresh.err" || { echo "paired: fresh-c failed on $name:" >&2; cat "$work/$name/fresh.err" >&2; exit 1; }
         cat "$work/$name.one" >>"$work/$name.perf"
     done
-    read -r sw1 cpu1 < <(arcad_counts "$pid")
+    check_arcad "$name" "$COUNTS"
+    cpu1=$(arcad_cpu_ms "$pid")
+    arcad_switches "$pid" | sort >"$work/$name.sw1"
+    switches=$(join "$work/$name.sw0" "$work/$name.sw1" | awk '{s += $3 - $2} END {print s + 0}')
+    churn=$(join -v1 -v2 "$work/$name.sw0" "$work/$name.sw1" | wc -l)
     echo "$name: per login ($COUNTS logins): login process $(sort -n "$work/$name.perf" | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
-        "voluntary context switches (median); arcad $(awk -v a="$sw0" -v b="$sw1" -v n="$COUNTS" 'BEGIN {printf "%.1f", (b-a)/n}')" \
-        "voluntary context switches, $(awk -v a="$cpu0" -v b="$cpu1" -v n="$COUNTS" 'BEGIN {printf "%.2f", (b-a)/1e6/n}') ms CPU;" \
+        "voluntary context switches (median); arcad $(awk -v s="$switches" -v n="$COUNTS" 'BEGIN {printf "%.1f", s/n}')" \
+        "voluntary context switches ($churn threads came or went, theirs not counted)," \
+        "$(awk -v a="$cpu0" -v b="$cpu1" -v n="$COUNTS" 'BEGIN {printf "%.2f", (b-a)/n}') ms CPU;" \
         "login waits (all): $(sort -n "$work/$name.perf" | paste -sd' ')"
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg); A=$1 B=$2"

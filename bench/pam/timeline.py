@@ -154,8 +154,9 @@ def main():
             pass
     marks = {}
     for c in fresh:
-        if c.name == "write" and "fresh:mark:" in c.text:
-            marks[re.search(r"fresh:mark:(\w+)", c.text).group(1)] = c.start
+        # fresh.c's marks: write(-(100 + index of the step), ...), traced with -s 0.
+        if c.name == "write" and c.first_arg() is not None and -106 < c.first_arg() <= -100:
+            marks[(STEPS + ["done"])[-100 - c.first_arg()]] = c.start
     bounds = [(s, marks[s], marks[n]) for s, n in zip(STEPS, STEPS[1:] + ["done"]) if s in marks and n in marks]
     # Sockets to arcad in the login process, and the KDF's 64 MiB mapping.
     sock, kdf = set(), []
@@ -212,7 +213,7 @@ def main():
     events.sort(key=lambda c: c.start)
     run = None
     for c in events:
-        show = full or c.name in interesting or (c.who == "login" and "fresh:mark" in c.text) \
+        show = full or c.name in interesting or (c.who == "login" and c.name == "write" and (c.first_arg() or 0) <= -100) \
             or (c.arcad_socket if c.who == "login" else False) \
             or (c.name in ("fsync", "fdatasync")) or (c.name == "futex" and c.duration > 0.0003) \
             or (c.who == "arcad" and c.name in waits + ("write", "sendmsg", "sendto", "writev")

@@ -5,7 +5,8 @@
 # holding 10 items), then:
 #   1. untraced: $RUNS fresh C processes per stack (bench/pam/fresh.c; baseline and pam_arca
 #      take turns), the median of each PAM step, baseline subtracted: the true figures;
-#   2. traced: one more login under `strace -f -ttt -T`, on the fresh process (marked steps:
+#   2. traced: one more login under `strace -f -ttt -T -s 0` (no strings: the key and the
+#      session token on arcad's socket stay out of the trace), on the fresh process (marked steps:
 #      FRESH_MARKS=1) and on every thread of arcad (and the keyring helpers it clones);
 #      both traces merged on the clock and cut into the PAM steps. Per step: wall time
 #      under strace (ptrace makes every syscall dearer: read the counts and the waits, not
@@ -18,17 +19,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "bench/pam/timeline.sh: must run as root" >&2; exit 1; }
-build=${ARCA_BUILD:-$PWD/.build/release}
+# Absolute: the PAM stack names the module by this path (libpam skips an optional module it
+# cannot load, in silence, and a relative path does not load).
+build=$(cd "${ARCA_BUILD:-.build/release}" && pwd) || { echo "timeline: no build directory" >&2; exit 1; }
 RUNS=${RUNS:-15}
 for f in arcad libpam_arca.so bench-arcad arca-test-pam-driver; do
     [ -e "$build/$f" ] || { echo "timeline: $build/$f missing (swift build -c release)" >&2; exit 1; }
 done
 command -v strace >/dev/null || { echo "timeline: strace missing (apt-get install strace)" >&2; exit 1; }
+command -v perf >/dev/null || { echo "timeline: perf missing (apt-get install linux-perf)" >&2; exit 1; }
 wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
-work=$(mktemp -d /tmp/arca-timeline.XXXXXX)
-chmod 0755 "$work"
-mkdir "$work/svc"
-clang -O2 -Wall -o "$work/fresh-c" bench/pam/fresh.c -lpam -lsodium -ldl
 user=arca-timeline-$$
 arcad_pid="" strace_pid=""
 stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi; }
@@ -44,7 +44,11 @@ cleanup() {
     fi
     rm -rf "$work"
 }
+work=$(mktemp -d /tmp/arca-timeline.XXXXXX)
 trap cleanup EXIT
+chmod 0755 "$work"
+mkdir "$work/svc"
+clang -O2 -Wall -o "$work/fresh-c" bench/pam/fresh.c -lpam -lsodium -ldl
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")
 "$build/arcad" --foreground --config /dev/null --state-dir "$work/state" --socket "$work/arcad.sock" \
@@ -72,23 +76,40 @@ stack() { # NAME [MODULE LINE]
 stack base
 stack arcad "$real"
 login() { # SERVICE → "start auth open close end txn kdf" (µs), KDF before the transaction
-    PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
-        "$work/fresh-c" txn "$1" "$user" 1 $((64 << 20)) 1
+    local row
+    row=$(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
+        "$work/fresh-c" txn "$1" "$user" 1 $((64 << 20)) 1 2>"$work/fresh.err") || {
+        echo "timeline: fresh-c failed ($1):" >&2; cat "$work/fresh.err" >&2; return 1
+    }
+    [ "$(wc -w <<<"$row")" -eq 7 ] || { echo "timeline: short row ($1): '$row'" >&2; return 1; }
+    echo "$row"
 }
-for _ in 1 2 3; do login base >/dev/null; login arcad >/dev/null; done # page cache, arcad's threads
+# shellcheck source=lib-check.bash
+. bench/pam/lib-check.bash # check_arcad_log: arcad really unlocked and counted each login
+logins=0
+check_arcad() { # LOGINS (pam_arca logins since the last check)
+    logins=$((logins + $1))
+    check_arcad_log "$work/arcad.log" "$logins"
+}
+for _ in 1 2 3; do login base >/dev/null || exit 1; login arcad >/dev/null || exit 1; done # page cache, threads
+check_arcad 3
 for _ in $(seq "$RUNS"); do
-    echo "base $(login base)"
-    echo "arcad $(login arcad)"
+    row=$(login base) || exit 1
+    echo "base $row"
+    row=$(login arcad) || exit 1
+    echo "arcad $row"
 done >"$work/untraced"
+check_arcad "$RUNS"
 
 # One traced login: arcad's threads first (all of them, and what they clone), then the process.
 
-strace -f -ttt -T -qq -s 48 -o "$work/arcad.st" -p "$arcad_pid" &
+strace -f -ttt -T -qq -s 0 -o "$work/arcad.st" -p "$arcad_pid" &
 strace_pid=$!
 for _ in $(seq 100); do grep -q "TracerPid:[[:space:]]*$strace_pid" "/proc/$arcad_pid/status" && break; sleep 0.02; done
 sleep 0.2
 PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" FRESH_MARKS=1 \
-    strace -f -ttt -T -qq -s 48 -o "$work/fresh.st" "$work/fresh-c" txn arcad "$user" 1 $((64 << 20)) 1 >/dev/null
+    strace -f -ttt -T -qq -s 0 -o "$work/fresh.st" "$work/fresh-c" txn arcad "$user" 1 $((64 << 20)) 1 >/dev/null
+check_arcad 1
 sleep 0.2
 stop "$strace_pid"
 strace_pid=""
@@ -96,8 +117,10 @@ strace_pid=""
 # each wake-up took to get a CPU, for the login process and arcad's threads.
 PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" FRESH_MARKS=1 \
     perf sched record -k CLOCK_MONOTONIC -a -o "$work/sched.data" -- \
-    "$work/fresh-c" txn arcad "$user" 1 $((64 << 20)) 1 >/dev/null 2>"$work/marks" || true
-perf sched timehist -i "$work/sched.data" -w 2>/dev/null >"$work/sched.txt" || true
+    "$work/fresh-c" txn arcad "$user" 1 $((64 << 20)) 1 >/dev/null 2>"$work/marks"
+check_arcad 1
+perf sched timehist -i "$work/sched.data" -w 2>"$work/perf.err" >"$work/sched.txt" ||
+    { cat "$work/perf.err" >&2; echo "timeline: perf sched timehist failed" >&2; exit 1; }
 python3 bench/pam/timeline.py "$work/untraced" "$work/fresh.st" "$work/arcad.st" "$arcad_pid" \
     "$work/marks" "$work/sched.txt"
 [ -z "${KEEP:-}" ] || cp -a "$work" "$KEEP"
