@@ -18,6 +18,11 @@ final class CountingArcad: @unchecked Sendable {
     private var requestCount = 0
     private var batchedCount = 0
     private let closeAfter: Int?
+    /// Signalled when the accept loop has returned: `stop` waits for it before closing the
+    /// listener, or a loop still on its way into accept(2) would take the connections of
+    /// the next test's listener, which reuses the descriptor number (seen under load: a
+    /// test counted 0 connections while its requests were answered).
+    private let acceptLoopEnded = DispatchSemaphore(value: 0)
 
     init(closeAfter: Int? = nil) throws {
         self.closeAfter = closeAfter
@@ -32,7 +37,10 @@ final class CountingArcad: @unchecked Sendable {
             }
         }
         guard bound == 0, listen(listener, 8) == 0 else { throw CountingArcadError.cannotListen(path) }
-        Thread { [self] in acceptLoop() }.start()
+        Thread { [self] in
+            acceptLoop()
+            acceptLoopEnded.signal()
+        }.start()
     }
 
     var counts: (connections: Int, requests: Int) {
@@ -50,7 +58,8 @@ final class CountingArcad: @unchecked Sendable {
     }
 
     func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
+        shutdown(listener, Int32(SHUT_RDWR))  // accept(2) fails from now on, also if called later
+        acceptLoopEnded.wait()
         close(listener)
         unlink(path)
     }
