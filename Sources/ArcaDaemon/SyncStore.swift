@@ -34,7 +34,8 @@ enum SyncEntry: Equatable {
 ///   6 snapshot) | u32 length | bytes` (an approval's bytes start with the 32-byte device; a
 ///   collection's are 16-byte item refs). Records, heads and snapshots are signed
 ///   ciphertext already; a torn last entry (a crash mid-append) is ignored, and cut
-///   (truncated, fsynced) at the next replay. Compacted (`SyncSession+Compaction.swift`): rewritten
+///   (truncated, fsynced) at the next replay, its bytes kept in `<uid>.journal.torn` (0600, at most
+///   1 MiB, replaced by the next cut). Compacted (`SyncSession+Compaction.swift`): rewritten
 ///   atomically to the entries a replay needs; never read in part (`maximumJournalLength`).
 /// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
 ///   for an unlock; removed once applied.
@@ -160,8 +161,10 @@ struct SyncStore {
         return bytes.count
     }
 
-    /// Cuts the journal to its first `length` bytes (a torn last entry) and fsyncs it.
+    /// Cuts the journal to its first `length` bytes (a torn last entry) and fsyncs it, after
+    /// keeping a copy of the cut bytes (``keepTornTail(from:)``).
     func truncateJournal(to length: Int) throws(HandlerError) {
+        try keepTornTail(from: length)
         do {
             let fd = try FileSystem.open(journalPath, O_WRONLY)
             defer { close(fd) }
@@ -170,6 +173,27 @@ struct SyncStore {
         } catch {
             throw HandlerError(.notAvailable, "cannot cut the torn end of \(journalPath): \(error)")
         }
+    }
+
+    /// Where the bytes of the journal's last torn tail are kept for an operator (0600 root).
+    var tornPath: String { journalPath + ".torn" }
+
+    /// The most of a torn tail kept in `tornPath` (its first bytes: the entry's kind and length).
+    static let maximumTornCopyLength = 1 << 20
+
+    /// Copies the journal's bytes from `offset` on (at most `maximumTornCopyLength`) to
+    /// `tornPath`, atomically, replacing the copy of an earlier cut: the cut drops nothing an
+    /// operator cannot look at, and the copy never grows past its bound.
+    func keepTornTail(from offset: Int) throws(HandlerError) {
+        let tail: [UInt8]
+        do {
+            let fd = try FileSystem.open(journalPath, O_RDONLY)
+            defer { close(fd) }
+            tail = try FileSystem.readPrefix(fd, limit: Self.maximumTornCopyLength, from: offset)
+        } catch {
+            throw HandlerError(.notAvailable, "cannot read the torn end of \(journalPath): \(error)")
+        }
+        try replace(tornPath, with: tail)
     }
 
     /// Every whole entry of the journal (or the queue), in order.
@@ -251,8 +275,8 @@ struct SyncStore {
 
     /// Removes every sync file of the user (tests, and a user deleted from the machine).
     func removeAll() throws(HandlerError) {
-        let temporaries = [journalPath + ".tmp", queuePath + ".tmp"]
-        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath] + temporaries {
+        let temporaries = [journalPath + ".tmp", queuePath + ".tmp", tornPath + ".tmp"]
+        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath, tornPath] + temporaries {
             try remove(path)
         }
     }
