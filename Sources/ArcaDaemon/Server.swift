@@ -167,7 +167,7 @@ public final class Server: Sendable {
             Log.error("cannot encode a reply to uid \(peer.uid): \(error)")
             frame =
                 (try? Frame.encode(
-                    .error(status: .decode, message: ProtocolLimits.replyTooLargeMessage),
+                    .error(status: .bufferTooSmall, message: ProtocolLimits.replyTooLargeMessage),
                     requestID: decoded.requestID)) ?? []
         }
         reply.wipeSecrets()

@@ -1,3 +1,4 @@
+import ArcaProtocol
 import Testing
 
 @testable import ArcaSecretService
@@ -52,6 +53,13 @@ import Testing
         #expect(SecretError(status: .interactionNotAllowed, message: "") == .isLocked)
         #expect(SecretError(status: .itemNotFound, message: "") == .noSuchObject)
         #expect(SecretError(status: .param, message: "bad") == .invalidArgs("bad"))
+        // A batch of reads splits on arcad's status, not on its text: a `.decode` error
+        // whose text happens to match is an ordinary failure.
+        let tooLarge = SecretError(status: .bufferTooSmall, message: ProtocolLimits.replyTooLargeMessage)
+        #expect(tooLarge == .replyTooLarge("reply too large"))
+        #expect(tooLarge.name == "org.freedesktop.DBus.Error.Failed")
+        #expect(tooLarge.message == "reply too large")
+        #expect(SecretError(status: .decode, message: "reply too large") == .failed("reply too large"))
     }
 
     @Test func busValueSignatures() {
