@@ -91,6 +91,10 @@ public final class ArcadSyncLink: AgentArcad {
         return Dictionary(status.devices.map { (Hex.encode($0.id), $0.applied) }, uniquingKeysWith: max)
     }
 
+    public func waitingFiles() throws(SyncAgentError) -> (waiting: UInt32, expired: UInt32)? {
+        try status(detailed: true).detail.map { ($0.waiting, $0.expired) }
+    }
+
     func join(approver: [UInt8]) throws(SyncAgentError) -> [UInt8] {
         try call("join") { client throws(SyncCallError) in try client.syncJoin(uid: uid, approver: approver) }
     }

@@ -26,6 +26,13 @@ public final class SyncAgent {
     /// content changes. A refused record ends its author's run until then: what follows it
     /// cannot chain.
     var refused: Set<String> = []
+    /// Whether arcad queued a file this agent handed over and may still drop it as expired
+    /// (a file waiting for a circle update waits at most 24 hours). While it does, each pass
+    /// asks arcad how many waiting files expired; when that grows, the agent offers the folder
+    /// again from arcad's applied positions, as it does at a start (before, only a restart did).
+    public private(set) var awaitingQueued = false
+    /// arcad's count of expired waiting files when last asked.
+    var expiredSeen: UInt32?
     /// Files per push request (a record is at most 1 MiB; a frame at most 2 MiB).
     static let batchBytes = 1 << 20
 
@@ -43,14 +50,34 @@ public final class SyncAgent {
         try folder.create()
         written = folder.recordSeqs(device).last ?? 0
         pushed = try arcad.appliedSeqs()
+        expiredSeen = try arcad.waitingFiles()?.expired
     }
 
     /// Moves everything that can move now. Returns the number of files written and pushed.
     @discardableResult
     public func pass() throws(SyncAgentError) -> (written: Int, pushed: Int) {
         let out = try sendOwn()
+        try reofferExpired()
         let into = try takePeers()
         return (out, into)
+    }
+
+    /// When arcad dropped waiting files as expired since it was last asked: forgets what was
+    /// handed over, so that this pass offers again whatever arcad has not applied.
+    func reofferExpired() throws(SyncAgentError) {
+        guard awaitingQueued, let counts = try arcad.waitingFiles() else { return }
+        defer { expiredSeen = counts.expired }
+        guard let seen = expiredSeen, counts.expired != seen else {
+            // Nothing expired: once nothing waits either, there is nothing to watch.
+            if counts.waiting == 0, expiredSeen != nil { awaitingQueued = false }
+            return
+        }
+        pushed = try arcad.appliedSeqs()
+        pushedHeads = [:]
+        pushedApprovals = [:]
+        pushedSnapshots = [:]
+        awaitingQueued = counts.waiting > 0
+        log("arcad dropped \(counts.expired &- seen) waiting files as expired: offering the folder again")
     }
 
     /// arcad's outbox → this device's directory, then one scan of it.
@@ -144,6 +171,7 @@ public final class SyncAgent {
             case .applied, .queued:
                 count += 1
                 remember(file)
+                if outcome == .queued { awaitingQueued = true }
             case .refused(let why):
                 if refused.insert(Self.key(name, file.bytes)).inserted { log("refused \(name): \(why)") }
             case .notYet:
