@@ -56,10 +56,13 @@ public struct DaemonConfig: Equatable, Sendable {
     /// becoming conflict siblings.
     public var syncHorizonDays = 30
     /// The largest backup one user may stage in arcad's memory for `arca export`/`import`
-    /// (a backup moves in chunks; arcad never opens the user's file).
+    /// (a backup moves in chunks; arcad never opens the user's file): `backup_staging_bytes`.
     public var backupStagingBytes = 256 << 20
-    /// The most every user's staged backups may hold together.
+    /// The most every user's staged backups may hold together: `backup_staging_total_bytes`.
     public var backupStagingTotalBytes = 512 << 20
+    /// Seconds without a chunk after which another connection of the user may take a
+    /// staging over: `backup_staging_idle_seconds`.
+    public var backupStagingIdleSeconds = 600
 
     public init() {}
 
@@ -81,6 +84,13 @@ public struct DaemonConfig: Equatable, Sendable {
             let key = parts[0].trimmingWhitespace()
             let value = parts[1].trimmingWhitespace()
             try config.set(key: key, value: value, location: where_)
+        }
+        // A per-user cap above the total could never be reached: say so rather than guess.
+        guard config.backupStagingBytes <= config.backupStagingTotalBytes else {
+            throw ConfigError(
+                location: file,
+                message: "backup_staging_bytes (\(config.backupStagingBytes)) must not be more than "
+                    + "backup_staging_total_bytes (\(config.backupStagingTotalBytes))")
         }
         return config
     }
@@ -135,6 +145,9 @@ public struct DaemonConfig: Equatable, Sendable {
         case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         case "sync_clock_offset_ms": syncClockOffsetMilliseconds = try int(-31_536_000_000...31_536_000_000)
         case "sync_horizon_days": syncHorizonDays = try int(1...3650)
+        case "backup_staging_bytes": backupStagingBytes = try int(1 << 20...(1 << 40))
+        case "backup_staging_total_bytes": backupStagingTotalBytes = try int(1 << 20...(1 << 40))
+        case "backup_staging_idle_seconds": backupStagingIdleSeconds = try int(1...86_400)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }
