@@ -43,8 +43,10 @@ public final class Vault {
         self.db = db
         self.vaultID = vaultID
         self.kdfParameters = kdfParameters
+        // The file the writer's connection has open (just opened, by the same path).
         let checkpointer = WALCheckpointer(
-            path: path, writer: db, threshold: checkpointPages, idleMilliseconds: checkpointIdleMilliseconds)
+            path: path, identity: FileProbe.identity(path: path), threshold: checkpointPages,
+            idleMilliseconds: checkpointIdleMilliseconds)
         self.checkpointer = checkpointer
         // Replaces SQLite's auto-checkpoint on this connection (and a probe's hook, when
         // `open` hands its connection on).

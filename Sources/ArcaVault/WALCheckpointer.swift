@@ -15,9 +15,7 @@ import Synchronization
 ///
 /// Should the thread fall behind (or fail to start), a commit past `inlineThreshold`
 /// frames checkpoints on the writer's connection, as SQLite would have: the WAL stays
-/// bounded whatever happens here. A thread that failed to start (`pthread_create`: a
-/// host out of threads, for a while) is tried again by the first request after a backoff
-/// (`startRetryMilliseconds`, doubling with each failure in a row up to 64 times that).
+/// bounded whatever happens here.
 ///
 /// The thread holds nothing between checkpoints: each time it is woken it opens its
 /// connection, checkpoints and closes it, and it ends after `idleMilliseconds` without a
@@ -26,9 +24,8 @@ import Synchronization
 /// past the threshold starts it again. Its stack is small (`stackSize`), as arcad's threads'.
 ///
 /// The connection is opened by path, possibly long after the vault was: the checkpoint is
-/// skipped unless the file at the path, and the file the new connection holds, are the
-/// file the writer's connection holds open (same device and inode, by `fstat` of the
-/// writer's descriptor), so a file put in its place is never written to.
+/// skipped unless the file at the path is still the vault's (same device and inode as
+/// when the vault was opened), so a file put in its place is never written to.
 final class WALCheckpointer: Sendable {
     /// WAL frames after which a commit asks the thread for a checkpoint.
     let threshold: Int
@@ -38,17 +35,9 @@ final class WALCheckpointer: Sendable {
     let idleMilliseconds: Int
     /// The checkpoint thread's stack, as arcad's threads' (the default is 8 MiB).
     static let stackSize = 512 * 1024
-    /// After a failed thread start, how long the next request waits before trying again
-    /// (doubled with each failure in a row, up to 64 times).
-    let startRetryMilliseconds: Int
     private let path: String
-    /// The descriptor of the vault's file held by the writer's connection (nil: unknown, no
-    /// checkpoint by path). Valid while the vault is open, which outlives this thread (`stop`).
-    private let vaultFile: Int32?
-    /// Starts a thread (`DetachedThread.start`; a test makes it fail).
-    private let startThreadBody: @Sendable (Int, @escaping @Sendable () -> Void) throws -> Void
-    /// Milliseconds on a monotonic clock (a test moves it).
-    private let clock: @Sendable () -> Int
+    /// The vault's file when it was opened (nil: unknown, no checkpoint by path).
+    private let identity: FileIdentity?
     private let state = Mutex(State())
     private let wake = Semaphore()
     private let exited = Semaphore()
@@ -68,35 +57,18 @@ final class WALCheckpointer: Sendable {
         var threadID: Int?
         /// The WAL's frames after the writer's last commit.
         var lastCommitFrames = 0
-        /// Thread starts that failed, in all and in a row, and when the last one did (`clock`).
-        var startFailures = 0
-        var failuresInARow = 0
-        var failedAt = 0
     }
 
     enum ThreadState {
         case notStarted, running, failed
     }
 
-    /// A checkpointer of the vault at `path`, whose file the writer's connection `writer`
-    /// holds. `startThread` and `clock` are seams for tests.
-    init(
-        path: String, writer: Database, threshold: Int, idleMilliseconds: Int = 5_000,
-        startRetryMilliseconds: Int = 1_000,
-        startThread: @escaping @Sendable (Int, @escaping @Sendable () -> Void) throws -> Void = startDetached,
-        clock: @escaping @Sendable () -> Int = FileProbe.monotonicMilliseconds
-    ) {
+    /// A checkpointer of the vault at `path`, whose file is `identity`.
+    init(path: String, identity: FileIdentity?, threshold: Int, idleMilliseconds: Int = 5_000) {
         self.path = path
-        // The writer's own descriptor, and only if the path names its file now (it was just
-        // opened by that path; anything else is a file swapped in between, or a VFS whose
-        // descriptor we cannot find).
-        let fd = writer.mainFileDescriptor()
-        vaultFile = fd.flatMap { FileProbe.identity(fd: $0) } == FileProbe.identity(path: path) ? fd : nil
+        self.identity = identity
         self.threshold = max(1, threshold)
         self.idleMilliseconds = max(1, idleMilliseconds)
-        self.startRetryMilliseconds = max(1, startRetryMilliseconds)
-        startThreadBody = startThread
-        self.clock = clock
     }
 
     /// After a commit of the writer's connection `writer`, with `frames` in the WAL.
@@ -104,12 +76,7 @@ final class WALCheckpointer: Sendable {
         let start = state.withLock { s -> Bool in
             s.lastCommitFrames = frames
             guard frames >= threshold, frames < inlineThreshold else { return false }
-            guard !s.stopping, !s.requested else { return false }
-            if s.thread == .failed {
-                let backoff = startRetryMilliseconds << min(s.failuresInARow - 1, 6)
-                guard clock() - s.failedAt >= backoff else { return false }
-                s.thread = .notStarted
-            }
+            guard s.thread != .failed, !s.stopping, !s.requested else { return false }
             s.requested = true
             if s.thread == .notStarted {
                 s.thread = .running
@@ -138,39 +105,24 @@ final class WALCheckpointer: Sendable {
     var statistics:
         (
             checkpoints: Int, last: (walFrames: Int, checkpointed: Int)?, lastCommitFrames: Int, skipped: Int,
-            threadsStarted: Int, threadID: Int?, running: Bool, startFailures: Int
+            threadsStarted: Int, threadID: Int?, running: Bool
         )
     {
         state.withLock {
             (
                 $0.checkpoints, $0.last, $0.lastCommitFrames, $0.skipped, $0.threadsStarted, $0.threadID,
-                $0.thread == .running, $0.startFailures
+                $0.thread == .running
             )
         }
     }
 
-    /// Starts a detached thread with a stack of `stackSize` bytes running `body` (the default
-    /// `startThread`).
-    @Sendable static func startDetached(stackSize: Int, _ body: @escaping @Sendable () -> Void) throws {
-        try DetachedThread.start(stackSize: stackSize, body)
-    }
-
     /// Starts the thread, which runs the first checkpoint at once (a failure leaves the
-    /// inline fallback until a request after the backoff tries again).
+    /// inline fallback).
     private func startThread() {
         do {
-            try startThreadBody(Self.stackSize) { [self] in run() }
-            state.withLock { $0.failuresInARow = 0 }
+            try DetachedThread.start(stackSize: Self.stackSize) { [self] in run() }
         } catch {
-            let now = clock()
-            state.withLock { s in
-                s.thread = .failed
-                s.threadsStarted -= 1
-                s.requested = false
-                s.startFailures += 1
-                s.failuresInARow += 1
-                s.failedAt = now
-            }
+            state.withLock { $0.thread = .failed }
         }
     }
 
@@ -219,12 +171,8 @@ final class WALCheckpointer: Sendable {
         var skipped = false
         do {
             let db = try Database(path: path, create: false)
-            // Checked after the open: the path, and the file this connection holds, are the
-            // file the writer holds.
-            let vault = vaultFile.flatMap { FileProbe.identity(fd: $0) }
-            if let vault, FileProbe.identity(path: path) == vault,
-                db.mainFileDescriptor().flatMap({ FileProbe.identity(fd: $0) }) == vault
-            {
+            // Checked after the open: the file this connection holds is the one at the path now.
+            if let identity, FileProbe.identity(path: path) == identity {
                 try db.execute("PRAGMA synchronous = FULL")
                 result = try db.checkpointPassive()
             } else {

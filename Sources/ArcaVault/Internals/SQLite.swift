@@ -51,26 +51,6 @@ final class Database {
         sqlite3_close_v2(handle)
     }
 
-    /// The descriptor of the main database file, or nil unless SQLite's unix VFS opened it.
-    /// SQLite has no call for it: its `unixFile` (os_unix.c) begins with the methods, the VFS,
-    /// the inode info and then the descriptor `h`, a layout unchanged since 2008; the VFS is
-    /// checked to be a unix one first, and a caller compares the descriptor's file with the
-    /// path's before trusting it. The corresponding C function is `sqlite3_file_control`
-    /// (`SQLITE_FCNTL_FILE_POINTER`).
-    func mainFileDescriptor() -> Int32? {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
-            file.pointee.pMethods != nil
-        else { return nil }
-        let raw = UnsafeRawPointer(file)
-        let word = MemoryLayout<UnsafeRawPointer>.stride
-        guard let vfs = raw.load(fromByteOffset: word, as: UnsafePointer<sqlite3_vfs>?.self),
-            let name = vfs.pointee.zName, String(cString: name).hasPrefix("unix")
-        else { return nil }
-        let fd = raw.load(fromByteOffset: 3 * word, as: Int32.self)
-        return fd >= 0 ? fd : nil
-    }
-
     /// Runs one or more statements without parameters. The corresponding C function is `sqlite3_exec`.
     func execute(_ sql: String) throws {
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
@@ -290,20 +270,6 @@ enum FileProbe {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-    }
-
-    /// The device and inode of the open file `fd`, or nil. The corresponding C function is `fstat`.
-    static func identity(fd: Int32) -> FileIdentity? {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
-    }
-
-    /// Milliseconds on the monotonic clock. The corresponding C function is `clock_gettime`.
-    @Sendable static func monotonicMilliseconds() -> Int {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int(ts.tv_sec) * 1000 + Int(ts.tv_nsec) / 1_000_000
     }
 
     /// True when `path` names an existing file.
