@@ -60,7 +60,7 @@ extension SyncSession {
                 guard try replayed(kept).replica.replayDigest == whole.replayDigest else { continue }
                 let before = journal.size
                 // A tail torn since the replay (an append cut short) is dropped here: kept first.
-                if journal.torn { try store.keepTornTail(from: SyncStore.encode(journal.entries).count) }
+                if journal.torn { store.keepTornTail(from: SyncStore.encode(journal.entries).count) }
                 journalBytes = try store.replaceJournal(with: kept)
                 Log.info(
                     "uid \(store.uid): sync journal compacted (\(reason)): \(journal.entries.count) entries, "

@@ -162,9 +162,9 @@ struct SyncStore {
     }
 
     /// Cuts the journal to its first `length` bytes (a torn last entry) and fsyncs it, after
-    /// keeping a copy of the cut bytes (``keepTornTail(from:)``).
+    /// keeping a copy of the cut bytes (``keepTornTail(from:)``, best effort).
     func truncateJournal(to length: Int) throws(HandlerError) {
-        try keepTornTail(from: length)
+        keepTornTail(from: length)
         do {
             let fd = try FileSystem.open(journalPath, O_WRONLY)
             defer { close(fd) }
@@ -184,16 +184,25 @@ struct SyncStore {
     /// Copies the journal's bytes from `offset` on (at most `maximumTornCopyLength`) to
     /// `tornPath`, atomically, replacing the copy of an earlier cut: the cut drops nothing an
     /// operator cannot look at, and the copy never grows past its bound.
-    func keepTornTail(from offset: Int) throws(HandlerError) {
-        let tail: [UInt8]
-        do {
-            let fd = try FileSystem.open(journalPath, O_RDONLY)
-            defer { close(fd) }
-            tail = try FileSystem.readPrefix(fd, limit: Self.maximumTornCopyLength, from: offset)
+    ///
+    /// Best effort: a copy that cannot be made (a full disk, a quota, something else at
+    /// `tornPath`) is logged and the cut goes on; otherwise the user's sync would stop until
+    /// an operator freed the space.
+    func keepTornTail(from offset: Int) {
+        do throws(HandlerError) {
+            let tail: [UInt8]
+            do {
+                let fd = try FileSystem.open(journalPath, O_RDONLY)
+                defer { close(fd) }
+                tail = try FileSystem.readPrefix(fd, limit: Self.maximumTornCopyLength, from: offset)
+            } catch {
+                throw HandlerError(.notAvailable, "cannot read the torn end of \(journalPath): \(error)")
+            }
+            try replace(tornPath, with: tail)
         } catch {
-            throw HandlerError(.notAvailable, "cannot read the torn end of \(journalPath): \(error)")
+            // Paths and errno only: the tail's bytes are sealed entries, never printed.
+            Log.warning("uid \(uid): the torn end of the sync journal is cut without a copy: \(error.message)")
         }
-        try replace(tornPath, with: tail)
     }
 
     /// Every whole entry of the journal (or the queue), in order.

@@ -76,4 +76,29 @@ struct SyncJournalTornCopyTests {
         #expect(try store.read().torn == false)
         #expect(contents(store.tornPath) == [6, 0, 0, 0, 9, 1, 2])
     }
+
+    @Test("a copy that cannot be made (a directory at the .torn path) does not stop the cut, nor sync")
+    func copyFailureStillCuts() throws {
+        let pair = try Pair(uid: uid)
+        defer { pair.cleanUp() }
+        try pair.exchange(items: 3, size: 100)
+        let store = pair.b.store
+        // Something rename(2) cannot replace: a directory holding a file.
+        try FileManager.default.createDirectory(atPath: store.tornPath + "/x", withIntermediateDirectories: true)
+        let whole = try #require(contents(store.journalPath))
+        try append([1, 0, 0, 0x10, 0xAA], to: store.journalPath)
+        let replayed = try pair.restarted()
+        #expect(contents(store.journalPath) == whole)
+        #expect(replayed.replica.replayDigest == pair.b.replica.replayDigest)
+        // Sync goes on: the restarted session journals more and replays it again.
+        pair.b = replayed
+        try pair.exchange(items: 2, size: 100)
+        #expect(try pair.restarted().replica.replayDigest == pair.b.replica.replayDigest)
+        // The compaction's copy fails the same way and compacts all the same.
+        try append([6, 0, 0, 0, 9, 1], to: store.journalPath)
+        pair.b.compactJournal(reason: "test", force: true)
+        #expect(try store.read().torn == false)
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: store.tornPath, isDirectory: &isDirectory) && isDirectory.boolValue)
+    }
 }
