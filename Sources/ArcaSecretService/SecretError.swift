@@ -21,6 +21,8 @@ enum SecretError: Error, Equatable {
         case .itemNotFound: self = .noSuchObject
         case .param: self = .invalidArgs(message)
         case .bufferTooSmall: self = .replyTooLarge(message)
+        // An arcad from before `bufferTooSmall` said it this way: still split, across an upgrade.
+        case .decode where message == ProtocolLimits.replyTooLargeMessage: self = .replyTooLarge(message)
         default: self = .failed(message)
         }
     }
