@@ -47,6 +47,7 @@ extension SyncSetup {
             }
             // Coalesce a burst of wake-ups into one pass.
             while wake.wait(timeout: .now()) == .success {}
+            _ = link.takeStatus()  // never one from an earlier pass
             do {
                 try agent.pass()
                 // The mesh follows the circle: at start, and after a pass that changed it or a card.
@@ -54,7 +55,10 @@ extension SyncSetup {
                     try mesh.publishCard()
                     published = true
                 }
-                try mesh.reconcile(SyncMeshReconciler.members(try link.status()))
+                // The pass's own status when it asked one (`??` would lose the typed throw).
+                var status = link.takeStatus()
+                if status == nil { status = try link.status() }
+                if let status { try mesh.reconcile(SyncMeshReconciler.members(status)) }
                 failures = 0
             } catch {
                 failures += 1

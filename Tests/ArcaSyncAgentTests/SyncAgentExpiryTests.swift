@@ -80,14 +80,81 @@ import Testing
         #expect(!agent.awaitingQueued)
     }
 
-    @Test func anArcadThatDoesNotSayChangesNothing() throws {
-        let twin = ArcadTwin()
+    @Test func anArcadThatDoesNotSayIsNeverAsked() throws {
+        let twin = ArcadTwin()  // waiting nil: an arcad from before the counts
         let (agent, folder) = try make(twin)
         try folder.writeRecord([1], device: Self.peer, seq: 1)
         twin.verdict = { _ in .queued }
         #expect(try agent.pass() == (0, 1))
+        #expect(!agent.awaitingQueued)
         twin.received = []
         #expect(try agent.pass() == (0, 0))
         #expect(twin.received.isEmpty)
+        #expect(twin.waitingAsked == 1)  // at start only
+    }
+
+    @Test func anArcadThatStopsSayingIsNoLongerAsked() throws {
+        let twin = ArcadTwin()
+        twin.waiting = (0, 0)
+        let (agent, folder) = try make(twin)
+        try folder.writeRecord([1], device: Self.peer, seq: 1)
+        twin.verdict = { _ in .queued }
+        twin.waiting = nil  // arcad was replaced by an older one
+        #expect(try agent.pass() == (0, 1))
+        #expect(!agent.awaitingQueued)
+        #expect(twin.waitingAsked == 2)
+        #expect(try agent.pass() == (0, 0))
+        #expect(twin.waitingAsked == 2)
+    }
+
+    @Test func aFailedQuestionDoesNotAbortThePass() throws {
+        let twin = ArcadTwin()
+        twin.waiting = (0, 0)
+        let lines = SyncAgentTests.Box()
+        let (agent, folder) = try make(twin, lines: lines)
+        try folder.writeRecord([1], device: Self.peer, seq: 1)
+        twin.verdict = { _ in .queued }
+        twin.waitingError = .arcad("arcad went away")
+        #expect(try agent.pass() == (0, 1))
+        #expect(agent.awaitingQueued)
+        #expect(
+            lines.values == [
+                "cannot ask arcad which waiting files expired (asked again at the next pass): "
+                    + SyncAgentError.arcad("arcad went away").description
+            ])
+        // Asked again at the next pass, which now sees the expiry.
+        twin.waitingError = nil
+        twin.waiting = (0, 1)
+        twin.verdict = { _ in .applied }
+        twin.received = []
+        #expect(try agent.pass() == (0, 1))
+        #expect(twin.received.map(\.kind) == [.record(seq: 1)])
+    }
+
+    @Test func aCountThatDropsIsAResetNotAnExpiry() throws {
+        let twin = ArcadTwin()
+        twin.waiting = (0, 5)
+        let lines = SyncAgentTests.Box()
+        let (agent, folder) = try make(twin, lines: lines)
+        try folder.writeRecord([1], device: Self.peer, seq: 1)
+        twin.verdict = { _ in .queued }
+        twin.waiting = (1, 5)
+        #expect(try agent.pass() == (0, 1))
+        // A sync reset removed arcad's queue: its count starts again from 0.
+        twin.waiting = (0, 0)
+        twin.received = []
+        #expect(try agent.pass() == (0, 0))
+        #expect(twin.received.isEmpty)
+        #expect(lines.values.isEmpty)
+        #expect(!agent.awaitingQueued)
+        // Counted from the reset on: a later expiry is seen with its true number.
+        twin.verdict = { _ in .queued }
+        try folder.writeRecord([2], device: Self.peer, seq: 2)
+        twin.waiting = (1, 0)
+        #expect(try agent.pass() == (0, 1))
+        twin.waiting = (0, 1)
+        twin.verdict = { _ in .applied }
+        #expect(try agent.pass() == (0, 2))
+        #expect(lines.values == ["arcad dropped 1 waiting files as expired: offering the folder again"])
     }
 }

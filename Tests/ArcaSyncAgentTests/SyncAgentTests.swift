@@ -27,8 +27,10 @@ final class ArcadTwin: AgentArcad {
     /// What `waitingFiles` answers, and how often it was asked.
     var waiting: (waiting: UInt32, expired: UInt32)?
     var waitingAsked = 0
+    var waitingError: SyncAgentError?
     func waitingFiles() throws(SyncAgentError) -> (waiting: UInt32, expired: UInt32)? {
         waitingAsked += 1
+        if let waitingError { throw waitingError }
         return waiting
     }
     func wait(after: UInt64, timeoutMilliseconds: UInt32) throws(SyncAgentError) -> (next: UInt64, changed: Bool) {
