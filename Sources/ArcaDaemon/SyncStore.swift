@@ -156,6 +156,9 @@ struct SyncStore {
             }.get()
             try FileSystem.sync(fd)
         } catch {
+            // A write cut short (a full disk) leaves torn bytes: cut back to the last whole entry,
+            // or the next good append would land after them and the next replay cut it away.
+            try? FileSystem.truncate(fd, to: size)
             throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
         }
         return bytes.count
