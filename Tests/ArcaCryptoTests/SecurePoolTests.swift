@@ -163,6 +163,16 @@ struct SecurePoolTests {
         #expect(!lists.disabled)
     }
 
+    @Test("the process-wide pool counts a refused release (and writes nothing: it may run inside a PAM host)")
+    func processPoolCountsARefusal() throws {
+        var elsewhere = [UInt8](repeating: 0, count: 64)
+        let foreign = try #require(elsewhere.withUnsafeMutableBytes { $0.baseAddress })
+        let before = SecurePool.refusedReleases
+        SecurePool.release(foreign, count: 64)
+        #expect(SecurePool.refusedReleases == before + 1)
+        #expect(elsewhere == [UInt8](repeating: 0, count: 64))  // no link written into it
+    }
+
     @Test("a release of an address the pool never handed out is refused, the list untouched")
     func foreignReleaseIsRefused() throws {
         var lists = SecurePool.FreeLists()

@@ -30,9 +30,12 @@ import Synchronization
 /// one chunk's `mmap`, `mlock` and `madvise` (and one small `calloc` for the in-use bits).
 ///
 /// A bit per slot says whether it is handed out: a release of a slot that is not (a
-/// double release) is refused and reported, and a free-list link to a slot in use turns
-/// the pool off. Without it a slot released twice linked to itself, and the next two
-/// secrets shared one buffer.
+/// double release while the slot is still free) is refused and counted, and a free-list
+/// link to a slot in use turns the pool off. Without it a slot released twice linked to
+/// itself, and the next two secrets shared one buffer. A stale release after the slot was
+/// handed out again is not detectable (its bit is set again): it frees the new owner's slot.
+/// A refusal writes nothing (the pool runs inside PAM host processes, whose fd 2 is theirs):
+/// ``refusedReleases`` counts them.
 enum SecurePool {
     /// Slot sizes; a secret takes the smallest that fits.
     static let slotSizes = [64, 256, 1024, 4096]
@@ -129,7 +132,7 @@ enum SecurePool {
         /// refused: linked in twice, a slot would point at itself and two later secrets would
         /// share it.
         var inUse: UnsafeMutablePointer<UInt64>?
-        /// Releases refused that way (each also reported on stderr).
+        /// Releases refused that way.
         var refusedReleases = 0
 
         /// The class of slots of `size` bytes (one of `slotSizes`).
@@ -283,13 +286,12 @@ enum SecurePool {
     /// Returns a slot (already zeroed by the caller) of the size class for `count`.
     static func release(_ pointer: UnsafeMutableRawPointer, count: Int) {
         guard let size = slotSize(for: count) else { return }
-        guard lists.withLock({ $0.release(pointer, size: size) }) else {
-            // A bug in the caller, never input: said where it will be seen, the slot left out.
-            try? FileDescriptor.standardError.writeAll(
-                "arca: SecurePool: refused to release a slot that is not in use (a double release)\n")
-            return
-        }
+        // A refusal (a bug in the caller, never input) is only counted: the slot stays out.
+        lists.withLock { _ = $0.release(pointer, size: size) }
     }
+
+    /// Releases refused since the process started (a double release, a foreign address).
+    static var refusedReleases: Int { lists.withLock { $0.refusedReleases } }
 
     /// A random word from the kernel (not libsodium's, whose `sodium_init` `arca get`
     /// would otherwise pay for at its first release), or nil.
