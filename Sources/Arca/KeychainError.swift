@@ -43,6 +43,8 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let internalComponent = Code(.internalComponent)
         /// The vault is at its size limit (`errSecQuotaExceeded`).
         public static let quotaExceeded = Code(.quotaExceeded)
+        /// arcad's reply would not fit in one message (`errSecBufferTooSmall`).
+        public static let bufferTooSmall = Code(.bufferTooSmall)
 
         /// The code's name, such as `itemNotFound`, or its number when unknown.
         public var description: String {
@@ -57,6 +59,7 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
             case .missingEntitlement: "missingEntitlement"
             case .internalComponent: "internalComponent"
             case .quotaExceeded: "quotaExceeded"
+            case .bufferTooSmall: "bufferTooSmall"
             default: "OSStatus \(rawValue)"
             }
         }
@@ -102,6 +105,7 @@ public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible 
         case .missingEntitlement: "A required entitlement isn't present."
         case .internalComponent: "An internal component failed."
         case .quotaExceeded: "The quota was exceeded."
+        case .bufferTooSmall: "The buffer is too small."
         default: "OSStatus \(status)"
         }
     }

@@ -58,7 +58,8 @@ public enum CLIError: Error, Sendable, Equatable {
         case .notAvailable:
             return .busy(what: what, detail: message.isEmpty ? "arcad cannot serve this now; try again" : message)
         // Only the codes whose text says nothing by itself carry arcad's message.
-        case .param, .decode, .quotaExceeded, .internalComponent: return .status(status, what: what, detail: message)
+        case .param, .decode, .quotaExceeded, .internalComponent, .bufferTooSmall:
+            return .status(status, what: what, detail: message)
         case .success, .authFailed, .duplicateItem, .itemNotFound, .interactionNotAllowed, .missingEntitlement:
             return .status(status, what: what, detail: "")
         }
@@ -80,7 +81,7 @@ public enum CLIError: Error, Sendable, Equatable {
             case .quotaExceeded: return .vaultFull
             case .internalComponent: return .lockIncomplete
             case .notAvailable: return .notRunning
-            case .param, .authFailed, .decode: return .error
+            case .param, .authFailed, .decode, .bufferTooSmall: return .error
             }
         }
     }
@@ -105,6 +106,7 @@ public enum CLIError: Error, Sendable, Equatable {
             case .authFailed: why = detail.isEmpty ? "wrong password" : detail
             case .param: why = "invalid parameter" + (detail.isEmpty ? "" : " (\(detail))")
             case .decode: why = "damaged data" + (detail.isEmpty ? "" : " (\(detail))")
+            case .bufferTooSmall: why = detail.isEmpty ? ProtocolLimits.replyTooLargeMessage : detail
             }
             return "arca: \(what): \(why)"
         }

@@ -24,8 +24,9 @@ final class BackupStaging: Sendable {
         case busy
         /// More than one user may stage.
         case tooLarge(length: UInt64, limit: Int)
-        /// Every user's stagings together would pass the total cap.
-        case full(limit: Int)
+        /// Every user's stagings together would pass the total cap: `held` bytes are staged
+        /// (declared) for other users, and `length` more were asked for.
+        case full(held: Int, length: UInt64, limit: Int)
         /// Nothing staged for this connection (never started, dropped, or the other direction).
         case nothingStaged(Direction)
         /// A piece that does not start where the previous one ended, or a different total.
@@ -64,6 +65,9 @@ final class BackupStaging: Sendable {
 
     /// Bytes counted against the caps now (declared or sealed lengths of every staging).
     var reservedBytes: Int { slots.withLock { $0.values.reduce(0) { $0 + $1.total } } }
+
+    /// The memory `uid`'s staging holds now (its buffer's capacity), for tests.
+    func heldCapacity(uid: UInt32) -> Int? { slots.withLock { $0[uid]?.bytes.capacity } }
 
     /// Whether `length` bytes may be staged by `connection` for `uid`, replacing its own staging.
     /// Checked before an export is sealed, so a vault too large to stage costs no sealing.
@@ -120,11 +124,10 @@ final class BackupStaging: Sendable {
             var slot: Slot
             if offset == 0 {
                 let count = try room(&slots, uid: uid, connection: connection, total)
-                var bytes: [UInt8] = []
-                // The declared length is reserved at once: appending never doubles past it.
-                bytes.reserveCapacity(count)
+                // Nothing is allocated for the declared length: memory grows with the pieces
+                // that arrive (``grow(_:by:)``), so a length arcad cannot hold never traps.
                 slot = Slot(
-                    connection: connection, direction: .import, bytes: bytes, total: count, position: 0, touched: 0)
+                    connection: connection, direction: .import, bytes: [], total: count, position: 0, touched: 0)
             } else {
                 guard let existing = slots[uid], existing.connection == connection, existing.direction == .import
                 else { throw .nothingStaged(.import) }
@@ -138,6 +141,7 @@ final class BackupStaging: Sendable {
                 guard let taken = slots.removeValue(forKey: uid) else { throw .nothingStaged(.import) }
                 slot = taken
             }
+            Self.grow(&slot, by: chunk.count)
             slot.bytes += chunk
             slot.touched = Clock.monotonicSeconds()
             slots[uid] = slot
@@ -180,9 +184,21 @@ final class BackupStaging: Sendable {
             guard existing.connection == connection || idle else { throw .busy }
         }
         let others = slots.reduce(0) { $0 + ($1.key == uid ? 0 : $1.value.total) }
-        guard others + Int(length) <= totalLimit else { throw .full(limit: totalLimit) }
+        guard others + Int(length) <= totalLimit else { throw .full(held: others, length: length, limit: totalLimit) }
         Self.remove(uid, from: &slots)
         return Int(length)
+    }
+
+    /// Makes room for `count` more bytes: doubling, never past the declared total (appending
+    /// alone could double past it), and the old buffer zeroed before it is freed.
+    private static func grow(_ slot: inout Slot, by count: Int) {
+        let needed = slot.bytes.count + count
+        guard slot.bytes.capacity < needed else { return }
+        var grown: [UInt8] = []
+        grown.reserveCapacity(min(slot.total, max(needed, slot.bytes.count * 2, 1 << 20)))
+        grown += slot.bytes
+        wipeUsed(&slot.bytes)
+        slot.bytes = grown
     }
 
     private static func remove(_ uid: UInt32, from slots: inout [UInt32: Slot]) {

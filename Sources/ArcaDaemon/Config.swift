@@ -1,3 +1,4 @@
+import ArcaCrypto
 import ArcaKeyring
 import ArcaProtocol
 
@@ -56,10 +57,13 @@ public struct DaemonConfig: Equatable, Sendable {
     /// becoming conflict siblings.
     public var syncHorizonDays = 30
     /// The largest backup one user may stage in arcad's memory for `arca export`/`import`
-    /// (a backup moves in chunks; arcad never opens the user's file).
+    /// (a backup moves in chunks; arcad never opens the user's file): `backup_staging_bytes`.
     public var backupStagingBytes = 256 << 20
-    /// The most every user's staged backups may hold together.
+    /// The most every user's staged backups may hold together: `backup_staging_total_bytes`.
     public var backupStagingTotalBytes = 512 << 20
+    /// Seconds without a chunk after which another connection of the user may take a
+    /// staging over: `backup_staging_idle_seconds`.
+    public var backupStagingIdleSeconds = 600
 
     public init() {}
 
@@ -71,6 +75,7 @@ public struct DaemonConfig: Equatable, Sendable {
     /// should not start on a configuration it does not understand.
     public static func parse(_ text: String, file: String = defaultPath) throws -> DaemonConfig {
         var config = DaemonConfig()
+        var keys: Set<String> = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             let trimmed = line.trimmingWhitespace()
@@ -81,8 +86,39 @@ public struct DaemonConfig: Equatable, Sendable {
             let key = parts[0].trimmingWhitespace()
             let value = parts[1].trimmingWhitespace()
             try config.set(key: key, value: value, location: where_)
+            keys.insert(key)
+        }
+        // A per-user cap above the total could never be reached. One key set alone moves the
+        // other's default with it; both set that way is a mistake: say so rather than guess.
+        switch (keys.contains("backup_staging_bytes"), keys.contains("backup_staging_total_bytes")) {
+        case (false, _): config.backupStagingBytes = min(config.backupStagingBytes, config.backupStagingTotalBytes)
+        case (true, false):
+            config.backupStagingTotalBytes = max(config.backupStagingBytes, config.backupStagingTotalBytes)
+        case (true, true): break
+        }
+        guard config.backupStagingBytes <= config.backupStagingTotalBytes else {
+            throw ConfigError(
+                location: file,
+                message: "backup_staging_bytes (\(config.backupStagingBytes)) must not be more than "
+                    + "backup_staging_total_bytes (\(config.backupStagingTotalBytes))")
         }
         return config
+    }
+
+    /// The highest `backup_staging_bytes` and `backup_staging_total_bytes`: 4 GiB.
+    public static let maximumBackupStagingBytes = 4 << 30
+
+    /// Refuses staging caps arcad could not hold: a total above half of `physicalMemory` bytes
+    /// (arcad holds staged backups in memory; one user could otherwise exhaust it).
+    public func checkBackupStaging(
+        physicalMemory: Int = Argon2id.physicalMemory(), file: String = defaultPath
+    ) throws(ConfigError) {
+        guard backupStagingTotalBytes <= physicalMemory / 2 else {
+            throw ConfigError(
+                location: file,
+                message: "backup_staging_total_bytes (\(backupStagingTotalBytes)) is more than half of this "
+                    + "machine's memory (\(physicalMemory) bytes); lower it (and backup_staging_bytes)")
+        }
     }
 
     private mutating func set(key: String, value: String, location: String) throws {
@@ -135,6 +171,10 @@ public struct DaemonConfig: Equatable, Sendable {
         case "kdf_max_cost": kdfMaxCost = try int(64...32_768)
         case "sync_clock_offset_ms": syncClockOffsetMilliseconds = try int(-31_536_000_000...31_536_000_000)
         case "sync_horizon_days": syncHorizonDays = try int(1...3650)
+        case "backup_staging_bytes": backupStagingBytes = try int(1 << 20...Self.maximumBackupStagingBytes)
+        case "backup_staging_total_bytes":
+            backupStagingTotalBytes = try int(1 << 20...Self.maximumBackupStagingBytes)
+        case "backup_staging_idle_seconds": backupStagingIdleSeconds = try int(1...86_400)
         default: throw ConfigError(location: location, message: "unknown key '\(key)'")
         }
     }

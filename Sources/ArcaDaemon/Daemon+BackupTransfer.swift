@@ -64,10 +64,12 @@ extension Daemon {
             return HandlerError(
                 .notAvailable, "another connection is exporting or importing a backup of this vault; try again later")
         case .tooLarge(let length, let limit):
-            return .param("the backup is \(length) bytes; arcad stages at most \(limit >> 20) MiB per user")
-        case .full(let limit):
+            return .param("the backup is \(length) bytes; arcad stages at most \(limit) bytes per user")
+        case .full(let held, let length, let limit):
             return HandlerError(
-                .notAvailable, "arcad holds \(limit >> 20) MiB of other users' backups already; try again later")
+                .notAvailable,
+                "arcad stages \(held) bytes of other users' backups; \(length) more would pass its cap of "
+                    + "\(limit) bytes; try again later")
         case .nothingStaged(let direction):
             return .param("no backup \(direction == .export ? "export" : "import") staged on this connection")
         case .outOfOrder(let expected, let got):

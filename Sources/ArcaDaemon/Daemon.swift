@@ -45,7 +45,9 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     /// A daemon over `config.stateDirectory`, publishing to `kernel`.
     public init(config: DaemonConfig, kernel: (any KernelPublishing)? = nil) throws {
         self.config = config
-        staging = BackupStaging(perUserLimit: config.backupStagingBytes, totalLimit: config.backupStagingTotalBytes)
+        staging = BackupStaging(
+            perUserLimit: config.backupStagingBytes, totalLimit: config.backupStagingTotalBytes,
+            idleSeconds: Double(config.backupStagingIdleSeconds))
         self.kernel = kernel ?? KernelKeyring(budget: config.kernelBudget, stateDirectory: config.stateDirectory)
         try StateDirectory.prepare(config.stateDirectory)
         let host = try StateDirectory.hostSecret(in: config.stateDirectory)

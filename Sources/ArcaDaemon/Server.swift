@@ -165,9 +165,13 @@ public final class Server: Sendable {
             frame = try Frame.encode(reply, requestID: decoded.requestID)
         } catch {
             Log.error("cannot encode a reply to uid \(peer.uid): \(error)")
+            // Only a reply past one frame is `bufferTooSmall` (a batching client splits on it);
+            // any other encoding failure stays the `.decode` error it always was.
+            let status: ArcaStatus
+            if case .frameTooLarge = error { status = .bufferTooSmall } else { status = .decode }
             frame =
                 (try? Frame.encode(
-                    .error(status: .decode, message: ProtocolLimits.replyTooLargeMessage),
+                    .error(status: status, message: ProtocolLimits.replyTooLargeMessage),
                     requestID: decoded.requestID)) ?? []
         }
         reply.wipeSecrets()

@@ -59,6 +59,8 @@ extension SyncSession {
                 guard force || journal.torn || dropped * 2 >= journal.size else { return }
                 guard try replayed(kept).replica.replayDigest == whole.replayDigest else { continue }
                 let before = journal.size
+                // A tail torn since the replay (an append cut short) is dropped here: kept first.
+                if journal.torn { store.keepTornTail(from: SyncStore.encode(journal.entries).count) }
                 journalBytes = try store.replaceJournal(with: kept)
                 Log.info(
                     "uid \(store.uid): sync journal compacted (\(reason)): \(journal.entries.count) entries, "

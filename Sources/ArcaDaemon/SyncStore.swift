@@ -34,7 +34,8 @@ enum SyncEntry: Equatable {
 ///   6 snapshot) | u32 length | bytes` (an approval's bytes start with the 32-byte device; a
 ///   collection's are 16-byte item refs). Records, heads and snapshots are signed
 ///   ciphertext already; a torn last entry (a crash mid-append) is ignored, and cut
-///   (truncated, fsynced) at the next replay. Compacted (`SyncSession+Compaction.swift`): rewritten
+///   (truncated, fsynced) at the next replay, its bytes kept in `<uid>.journal.torn` (0600, at most
+///   1 MiB, replaced by the next cut). Compacted (`SyncSession+Compaction.swift`): rewritten
 ///   atomically to the entries a replay needs; never read in part (`maximumJournalLength`).
 /// - `<uid>.queue`: the same framing, kind 4, `kind u8 ‖ author 32 ‖ file`: pushed files that wait
 ///   for an unlock; removed once applied.
@@ -155,13 +156,18 @@ struct SyncStore {
             }.get()
             try FileSystem.sync(fd)
         } catch {
+            // A write cut short (a full disk) leaves torn bytes: cut back to the last whole entry,
+            // or the next good append would land after them and the next replay cut it away.
+            try? FileSystem.truncate(fd, to: size)
             throw HandlerError(.notAvailable, "cannot write \(path): \(error)")
         }
         return bytes.count
     }
 
-    /// Cuts the journal to its first `length` bytes (a torn last entry) and fsyncs it.
+    /// Cuts the journal to its first `length` bytes (a torn last entry) and fsyncs it, after
+    /// keeping a copy of the cut bytes (``keepTornTail(from:)``, best effort).
     func truncateJournal(to length: Int) throws(HandlerError) {
+        keepTornTail(from: length)
         do {
             let fd = try FileSystem.open(journalPath, O_WRONLY)
             defer { close(fd) }
@@ -169,6 +175,36 @@ struct SyncStore {
             try FileSystem.sync(fd)
         } catch {
             throw HandlerError(.notAvailable, "cannot cut the torn end of \(journalPath): \(error)")
+        }
+    }
+
+    /// Where the bytes of the journal's last torn tail are kept for an operator (0600 root).
+    var tornPath: String { journalPath + ".torn" }
+
+    /// The most of a torn tail kept in `tornPath` (its first bytes: the entry's kind and length).
+    static let maximumTornCopyLength = 1 << 20
+
+    /// Copies the journal's bytes from `offset` on (at most `maximumTornCopyLength`) to
+    /// `tornPath`, atomically, replacing the copy of an earlier cut: the cut drops nothing an
+    /// operator cannot look at, and the copy never grows past its bound.
+    ///
+    /// Best effort: a copy that cannot be made (a full disk, a quota, something else at
+    /// `tornPath`) is logged and the cut goes on; otherwise the user's sync would stop until
+    /// an operator freed the space.
+    func keepTornTail(from offset: Int) {
+        do throws(HandlerError) {
+            let tail: [UInt8]
+            do {
+                let fd = try FileSystem.open(journalPath, O_RDONLY)
+                defer { close(fd) }
+                tail = try FileSystem.readPrefix(fd, limit: Self.maximumTornCopyLength, from: offset)
+            } catch {
+                throw HandlerError(.notAvailable, "cannot read the torn end of \(journalPath): \(error)")
+            }
+            try replace(tornPath, with: tail)
+        } catch {
+            // Paths and errno only: the tail's bytes are sealed entries, never printed.
+            Log.warning("uid \(uid): the torn end of the sync journal is cut without a copy: \(error.message)")
         }
     }
 
@@ -251,8 +287,8 @@ struct SyncStore {
 
     /// Removes every sync file of the user (tests, and a user deleted from the machine).
     func removeAll() throws(HandlerError) {
-        let temporaries = [journalPath + ".tmp", queuePath + ".tmp"]
-        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath] + temporaries {
+        let temporaries = [journalPath + ".tmp", queuePath + ".tmp", tornPath + ".tmp"]
+        for path in [circlePath, joiningPath, journalPath, queuePath, recoveryPath, tornPath] + temporaries {
             try remove(path)
         }
     }

@@ -8,8 +8,8 @@ public enum ProtocolLimits {
     public static let headerLength = 16
     /// Largest whole frame (header + body): 2 MiB, twice the largest secret.
     public static let maximumFrameLength = 2 << 20
-    /// The message of the `.decode` error arcad sends when its reply would pass
-    /// `maximumFrameLength` (a client that batched reads splits the batch on it).
+    /// The message of the `.bufferTooSmall` error arcad sends when its reply would pass
+    /// `maximumFrameLength` (a client that batched reads splits the batch on the status).
     public static let replyTooLargeMessage = "reply too large"
     /// Largest body a header may announce.
     public static let maximumBodyLength = maximumFrameLength - headerLength

@@ -13,6 +13,10 @@ public enum ArcaStatus: Int32, Sendable, CaseIterable {
     case duplicateItem = -25299
     /// No item matched (`errSecItemNotFound`).
     case itemNotFound = -25300
+    /// The reply would not fit in one frame (`errSecBufferTooSmall`): arcad's answer, with
+    /// `ProtocolLimits.replyTooLargeMessage`, to a request whose reply passes
+    /// `ProtocolLimits.maximumFrameLength`; a client that batched reads splits the batch.
+    case bufferTooSmall = -25301
     /// The item's class is locked (`errSecInteractionNotAllowed`); never "not found".
     case interactionNotAllowed = -25308
     /// Data could not be decoded: a damaged vault or message (`errSecDecode`).

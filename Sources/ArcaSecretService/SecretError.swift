@@ -11,6 +11,8 @@ enum SecretError: Error, Equatable {
     case unknownMethod(String)
     case invalidArgs(String)
     case failed(String)
+    /// arcad's reply would not fit in one frame (`bufferTooSmall`): a batch of reads splits.
+    case replyTooLarge(String)
 
     /// The one mapping from arcad's statuses.
     init(status: ArcaStatus, message: String) {
@@ -18,6 +20,9 @@ enum SecretError: Error, Equatable {
         case .interactionNotAllowed: self = .isLocked
         case .itemNotFound: self = .noSuchObject
         case .param: self = .invalidArgs(message)
+        case .bufferTooSmall: self = .replyTooLarge(message)
+        // An arcad from before `bufferTooSmall` said it this way: still split, across an upgrade.
+        case .decode where message == ProtocolLimits.replyTooLargeMessage: self = .replyTooLarge(message)
         default: self = .failed(message)
         }
     }
@@ -32,7 +37,7 @@ enum SecretError: Error, Equatable {
         case .unknownObject: "org.freedesktop.DBus.Error.UnknownObject"
         case .unknownMethod: "org.freedesktop.DBus.Error.UnknownMethod"
         case .invalidArgs: "org.freedesktop.DBus.Error.InvalidArgs"
-        case .failed: "org.freedesktop.DBus.Error.Failed"
+        case .failed, .replyTooLarge: "org.freedesktop.DBus.Error.Failed"
         }
     }
 
@@ -42,7 +47,9 @@ enum SecretError: Error, Equatable {
         case .isLocked: "the collection or item is locked"
         case .noSession: "no such session, or it belongs to another client"
         case .noSuchObject: "no such item or collection"
-        case .notSupported(let m), .unknownObject(let m), .unknownMethod(let m), .invalidArgs(let m), .failed(let m): m
+        case .notSupported(let m), .unknownObject(let m), .unknownMethod(let m), .invalidArgs(let m), .failed(let m),
+            .replyTooLarge(let m):
+            m
         }
     }
 }

@@ -40,10 +40,6 @@ extension SecretService {
         }
     }
 
-    /// arcad's answer when a reply would not fit in one frame (2 MiB, and one secret may
-    /// be 1 MiB): the batch is split, down to single reads (see ArcaDaemon's `Server`).
-    static let replyTooLarge = SecretError.failed(ProtocolLimits.replyTooLargeMessage)
-
     /// Reads the queued GetSecret calls' items from arcad and answers each, in order.
     func flushSecretReads() {
         while !pendingSecretReads.isEmpty {
@@ -62,7 +58,9 @@ extension SecretService {
             list = try arcad.items(
                 .getAttributeItems(uid: arcad.uid, references: batch.map(\.reference), returnSecrets: true))
         } catch {
-            if error == Self.replyTooLarge, batch.count > 1 {
+            // arcad's answer (`bufferTooSmall`) when a reply would not fit in one frame (2 MiB,
+            // and one secret may be 1 MiB): split, down to single reads (ArcaDaemon's `Server`).
+            if case .replyTooLarge = error, batch.count > 1 {
                 let middle = batch.startIndex + batch.count / 2
                 answerSecretReads(batch[..<middle])
                 answerSecretReads(batch[middle...])

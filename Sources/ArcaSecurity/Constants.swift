@@ -26,6 +26,8 @@ public let errSecAuthFailed: OSStatus = ArcaStatus.authFailed.rawValue
 public let errSecDuplicateItem: OSStatus = ArcaStatus.duplicateItem.rawValue
 /// The item could not be found.
 public let errSecItemNotFound: OSStatus = ArcaStatus.itemNotFound.rawValue
+/// The buffer is too small: arcad's reply would not fit in one frame (a batch of reads splits).
+public let errSecBufferTooSmall: OSStatus = ArcaStatus.bufferTooSmall.rawValue
 /// User interaction is not allowed: on Linux, the vault or the item's class is locked.
 public let errSecInteractionNotAllowed: OSStatus = ArcaStatus.interactionNotAllowed.rawValue
 /// Unable to decode the provided data.

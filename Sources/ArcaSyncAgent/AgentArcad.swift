@@ -9,6 +9,9 @@ public protocol AgentArcad: AnyObject {
     func push(_ files: [AgentFile]) throws(SyncAgentError) -> [AgentOutcome]
     /// The last sequence number arcad has taken from each peer (hex id → seq).
     func appliedSeqs() throws(SyncAgentError) -> [String: UInt64]
+    /// The files arcad holds waiting for a circle update now, and how many such files it has
+    /// dropped as expired in all; nil from an arcad that does not say.
+    func waitingFiles() throws(SyncAgentError) -> (waiting: UInt32, expired: UInt32)?
     /// Waits up to `timeoutMilliseconds` for a change of the user's vault or sync state after
     /// `after`; returns the position to wait after next time and whether anything happened.
     func wait(after: UInt64, timeoutMilliseconds: UInt32) throws(SyncAgentError) -> (next: UInt64, changed: Bool)

@@ -9,6 +9,8 @@ public final class ArcadSyncLink: AgentArcad {
     let socket: String
     let timeoutMilliseconds: Int
     let uid: UInt32
+    /// See ``takeStatus()``.
+    var lastStatus: SyncStatus?
 
     /// A link to the arcad at `socket`; fails now if nothing answers there.
     init(socket: String, uid: UInt32, timeoutMilliseconds: Int) throws(SyncAgentError) {
@@ -75,6 +77,7 @@ public final class ArcadSyncLink: AgentArcad {
                 }
             wire.append(SyncFile(kind: kind, author: author, bytes: file.bytes))
         }
+        lastStatus = nil  // the push may change the circle
         let outcomes = try call("push") { client throws(SyncCallError) in try client.syncPush(uid: uid, files: wire) }
         return outcomes.map { outcome in
             switch outcome.code {
@@ -89,6 +92,19 @@ public final class ArcadSyncLink: AgentArcad {
     public func appliedSeqs() throws(SyncAgentError) -> [String: UInt64] {
         let status = try status()
         return Dictionary(status.devices.map { (Hex.encode($0.id), $0.applied) }, uniquingKeysWith: max)
+    }
+
+    public func waitingFiles() throws(SyncAgentError) -> (waiting: UInt32, expired: UInt32)? {
+        let status = try status(detailed: true)
+        lastStatus = status
+        return status.detail.map { ($0.waiting, $0.expired) }
+    }
+
+    /// The status `waitingFiles` fetched, unless a push came after it: the run loop's mesh
+    /// reuses it instead of asking arcad a second time in one pass. Taking it clears it.
+    public func takeStatus() -> SyncStatus? {
+        defer { lastStatus = nil }
+        return lastStatus
     }
 
     func join(approver: [UInt8]) throws(SyncAgentError) -> [UInt8] {

@@ -26,6 +26,14 @@ public final class SyncAgent {
     /// content changes. A refused record ends its author's run until then: what follows it
     /// cannot chain.
     var refused: Set<String> = []
+    /// Whether arcad queued a file this agent handed over and may still drop it as expired
+    /// (a file waiting for a circle update waits at most 24 hours). While it does, each pass
+    /// asks arcad how many waiting files expired; when that grows, the agent offers the folder
+    /// again from arcad's applied positions, as it does at a start (before, only a restart did).
+    public private(set) var awaitingQueued = false
+    /// arcad's count of expired waiting files when last asked; nil from an arcad that does not
+    /// say (one from before the count): then the agent never asks again.
+    var expiredSeen: UInt32?
     /// Files per push request (a record is at most 1 MiB; a frame at most 2 MiB).
     static let batchBytes = 1 << 20
 
@@ -43,14 +51,50 @@ public final class SyncAgent {
         try folder.create()
         written = folder.recordSeqs(device).last ?? 0
         pushed = try arcad.appliedSeqs()
+        expiredSeen = try arcad.waitingFiles()?.expired
     }
 
     /// Moves everything that can move now. Returns the number of files written and pushed.
     @discardableResult
     public func pass() throws(SyncAgentError) -> (written: Int, pushed: Int) {
         let out = try sendOwn()
-        let into = try takePeers()
+        var into = try takePeers()
+        // After the hand-over (its status is the one the run loop's mesh reuses); what expired
+        // is offered again in this same pass.
+        if reofferExpired() { into += try takePeers() }
         return (out, into)
+    }
+
+    /// When arcad dropped waiting files as expired since it was last asked: forgets what was
+    /// handed over, so that the pass offers again whatever arcad has not applied; true then.
+    /// A failure to ask is logged, not thrown: the pass's files already moved.
+    func reofferExpired() -> Bool {
+        guard awaitingQueued, let seen = expiredSeen else { return false }
+        do {
+            guard let counts = try arcad.waitingFiles() else {
+                // arcad stopped saying (an older one after a restart): stop watching.
+                awaitingQueued = false
+                expiredSeen = nil
+                return false
+            }
+            expiredSeen = counts.expired
+            // Equal: nothing expired. Lower: arcad's count started again (a sync reset removed
+            // its queue), so nothing this agent handed over expired either.
+            guard counts.expired > seen else {
+                if counts.waiting == 0 { awaitingQueued = false }
+                return false
+            }
+            pushed = try arcad.appliedSeqs()
+            pushedHeads = [:]
+            pushedApprovals = [:]
+            pushedSnapshots = [:]
+            awaitingQueued = counts.waiting > 0
+            log("arcad dropped \(counts.expired - seen) waiting files as expired: offering the folder again")
+            return true
+        } catch {
+            log("cannot ask arcad which waiting files expired (asked again at the next pass): \(error.description)")
+            return false
+        }
     }
 
     /// arcad's outbox → this device's directory, then one scan of it.
@@ -144,6 +188,7 @@ public final class SyncAgent {
             case .applied, .queued:
                 count += 1
                 remember(file)
+                if outcome == .queued, expiredSeen != nil { awaitingQueued = true }
             case .refused(let why):
                 if refused.insert(Self.key(name, file.bytes)).inserted { log("refused \(name): \(why)") }
             case .notYet:

@@ -8,8 +8,10 @@ import Dispatch
 
 /// `run`: the agent. Two watchers block in long-polls — Syncthing's GET /rest/events (a peer's
 /// file arrived in the folder) and arcad's waitEvents (the vault or sync state changed) — and
-/// wake the loop, which runs one ``SyncAgent/pass()``. Nothing runs on a timer: an idle agent
-/// wakes when one of the long-polls returns (Syncthing's events timeout, arcad's 25 s bound).
+/// wake the loop, which runs one ``SyncAgent/pass()``. Nothing runs on a timer (an idle agent
+/// wakes when one of the long-polls reports a change) except while arcad holds files the agent
+/// handed over that may expire (``SyncAgent/awaitingQueued``): then a pass runs at least every
+/// `expiryCheckSeconds`, so that expired files are offered again without a restart.
 /// After each pass the Syncthing mesh is reconciled with the circle (``SyncMeshReconciler``).
 extension SyncSetup {
     func run() throws(SyncAgentError) -> Never {
@@ -38,9 +40,14 @@ extension SyncSetup {
         }
         var failures = 0
         while true {
-            wake.wait()
+            if agent.awaitingQueued {
+                _ = wake.wait(timeout: .now() + .seconds(Self.expiryCheckSeconds))
+            } else {
+                wake.wait()
+            }
             // Coalesce a burst of wake-ups into one pass.
             while wake.wait(timeout: .now()) == .success {}
+            _ = link.takeStatus()  // never one from an earlier pass
             do {
                 try agent.pass()
                 // The mesh follows the circle: at start, and after a pass that changed it or a card.
@@ -48,7 +55,10 @@ extension SyncSetup {
                     try mesh.publishCard()
                     published = true
                 }
-                try mesh.reconcile(SyncMeshReconciler.members(try link.status()))
+                // The pass's own status when it asked one (`??` would lose the typed throw).
+                var status = link.takeStatus()
+                if status == nil { status = try link.status() }
+                if let status { try mesh.reconcile(SyncMeshReconciler.members(status)) }
                 failures = 0
             } catch {
                 failures += 1
@@ -105,6 +115,9 @@ extension SyncSetup {
             }
         }
     }
+
+    /// How often a pass runs while arcad holds files that may expire (they wait 24 hours).
+    static let expiryCheckSeconds = 3_600
 
     static func pause(seconds: Int) {
         // sleep(3) resumes nothing after a signal; the agent has no handler, so one call is enough.

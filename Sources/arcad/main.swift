@@ -90,6 +90,10 @@ if let text = readFile(configPath) {
 } else if options.configPath != nil {
     fail("\(configPath): \(String(cString: strerror(errno)))")
 }
+// Staged backups are held in memory: caps past half of it are refused here, not found out later.
+do {
+    try config.checkBackupStaging(file: configPath)
+} catch { fail("\(error)") }
 if let dir = options.stateDirectory { config.stateDirectory = dir }
 if let path = options.socketPath { config.socketPath = path }
 

@@ -175,7 +175,8 @@ extension CLIAgainstArcadBinaryTests {
                         reply
                             == .error(
                                 status: .notAvailable,
-                                message: "arcad holds 512 MiB of other users' backups already; try again later"))
+                                message: "arcad stages 536870912 bytes of other users' backups; 268435456 more "
+                                    + "would pass its cap of 536870912 bytes; try again later"))
                 }
             }
             let over = try ArcadClient(path: arcad.socket, timeoutMilliseconds: timeout).send(
@@ -183,7 +184,8 @@ extension CLIAgainstArcadBinaryTests {
             #expect(
                 over
                     == .error(
-                        status: .param, message: "the backup is 268435457 bytes; arcad stages at most 256 MiB per user")
+                        status: .param,
+                        message: "the backup is 268435457 bytes; arcad stages at most 268435456 bytes per user")
             )
             // A closed connection frees its slot: a new uid fits again.
             // (arcad notices the close on that connection's thread: asked again until then, 10 s at most).

@@ -125,4 +125,79 @@ struct SecurePoolTests {
         #expect(lists.class4096.chunks == SecurePool.maxChunks)
         #expect(!lists.disabled)
     }
+
+    /// `lists.release`, outside `#expect` (which cannot take an inout).
+    func release(_ lists: inout SecurePool.FreeLists, _ slot: UnsafeMutableRawPointer, size: Int) -> Bool {
+        lists.release(slot, size: size)
+    }
+
+    /// A slot released twice used to be linked in twice: the second release stored the list's
+    /// head (the slot itself) in its link, the next allocation handed it out and left it at the
+    /// head, and the one after handed it out again: two secrets in one buffer.
+    @Test("a double release is refused and the list stays whole: the next two allocations get distinct slots",
+        arguments: SecurePool.slotSizes)
+    func doubleReleaseIsRefused(size: Int) throws {
+        var lists = SecurePool.FreeLists()
+        let (first, second) = (try Self.slot(&lists, size), try Self.slot(&lists, size))
+        let released1 = release(&lists, first, size: size)
+        #expect(released1)
+        let released2 = release(&lists, first, size: size)
+        #expect(!released2)
+        #expect(lists.refusedReleases == 1)
+        let (a, b) = (try Self.slot(&lists, size), try Self.slot(&lists, size))
+        #expect(a == first)
+        #expect(a != b)
+        #expect(b != second)
+        #expect(!lists.disabled)
+        // A, B, A: a release of the head's successor once more is refused as well.
+        let released3 = release(&lists, a, size: size)
+        #expect(released3)
+        let released4 = release(&lists, second, size: size)
+        #expect(released4)
+        let released5 = release(&lists, a, size: size)
+        #expect(!released5)
+        #expect(lists.refusedReleases == 2)
+        let again = try Self.slots(&lists, size, count: 3)
+        #expect(Set(again.map { UInt(bitPattern: $0) }).count == 3)
+        #expect(again[0] == second && again[1] == first)
+        #expect(!lists.disabled)
+    }
+
+    @Test("the process-wide pool counts a refused release (and writes nothing: it may run inside a PAM host)")
+    func processPoolCountsARefusal() throws {
+        var elsewhere = [UInt8](repeating: 0, count: 64)
+        let foreign = try #require(elsewhere.withUnsafeMutableBytes { $0.baseAddress })
+        let before = SecurePool.refusedReleases
+        SecurePool.release(foreign, count: 64)
+        #expect(SecurePool.refusedReleases == before + 1)
+        #expect(elsewhere == [UInt8](repeating: 0, count: 64))  // no link written into it
+    }
+
+    @Test("a release of an address the pool never handed out is refused, the list untouched")
+    func foreignReleaseIsRefused() throws {
+        var lists = SecurePool.FreeLists()
+        let slot = try Self.slot(&lists, 64)
+        var elsewhere = [UInt8](repeating: 0, count: 64)
+        let foreign = try #require(elsewhere.withUnsafeMutableBytes { $0.baseAddress })
+        let refused = release(&lists, foreign, size: 64)
+        #expect(!refused)
+        // The never-used tail of the chunk, and a slot of another class.
+        let released6 = release(&lists, slot + 64, size: 64)
+        #expect(!released6)
+        let released7 = release(&lists, slot, size: 256)
+        #expect(!released7)
+        #expect(lists.refusedReleases == 3)
+        #expect(lists.class64.free == nil && lists.class256.free == nil)
+        let released8 = release(&lists, slot, size: 64)
+        #expect(released8)
+        #expect(lists.allocate(size: 64) == slot)
+    }
+
+    @Test("the in-use bits cover every slot of every class, each class's range after the previous one")
+    func inUseBitsCoverEverySlot() {
+        let counts = SecurePool.slotSizes.map { SecurePool.classBytes / $0 }
+        #expect(counts == [12_224, 3_056, 764, 191])
+        #expect(SecurePool.slotSizes.map(SecurePool.inUseBitOffset) == [0, 12_224, 15_280, 16_044])
+        #expect(SecurePool.inUseWords == 254)
+    }
 }

@@ -212,7 +212,7 @@ struct BackupTransferDaemonTests {
                 == .backupReceived(length: 6))
         // Bigger than the per-user cap: refused before anything is kept.
         let huge = send(t, .stageImport(uid: a, total: 256 << 20 + 1, offset: 0, chunk: [1]), as: a, on: 1)
-        #expect(message(huge) == "the backup is 268435457 bytes; arcad stages at most 256 MiB per user")
+        #expect(message(huge) == "the backup is 268435457 bytes; arcad stages at most 268435456 bytes per user")
         #expect(status(huge) == -50)
         #expect(t.daemon.staging.reservedBytes == 10)
     }
@@ -234,13 +234,13 @@ struct BackupTransferDaemonTests {
                 #expect(reply == .backupReceived(length: UInt64(Self.chunk)))
             } else {
                 #expect(status(reply) == -25291)
-                #expect(message(reply) == "arcad holds 10 MiB of other users' backups already; try again later")
+                #expect(message(reply) == "arcad stages 8388608 bytes of other users' backups; 4194304 more would pass its cap of 10485760 bytes; try again later")
             }
         }
         #expect(t.daemon.staging.reservedBytes == 8 << 20)
         // One uid past its own cap.
         let over = send(t, .stageImport(uid: alice + 12, total: 4 << 20 + 1, offset: 0, chunk: piece), as: 0, on: 200)
-        #expect(message(over) == "the backup is 4194305 bytes; arcad stages at most 4 MiB per user")
+        #expect(message(over) == "the backup is 4194305 bytes; arcad stages at most 4194304 bytes per user")
         // A staging fed to the end can take no byte more (the codec refuses a piece past the end,
         // and the staging checks again).
         for k in 1..<4 {

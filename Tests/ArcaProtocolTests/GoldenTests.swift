@@ -86,6 +86,23 @@ struct GoldenTests {
         #expect(decodeReply(Bytes.fromHex(Self.errorHex)) == .success(reply))
     }
 
+    /// arcad's answer to a request whose reply would pass a frame: its own status
+    /// (errSecBufferTooSmall, -25301 = 0xffff9d2b), so a client splits on the code, not the text.
+    static let replyTooLargeHex = """
+        41524341 0001 8001 00000007 00000017
+        ffff9d2b 0000000f 7265706c7920746f6f206c61726765
+        """
+
+    @Test("error reply: reply too large, errSecBufferTooSmall")
+    func replyTooLarge() throws {
+        let reply = Reply.error(status: .bufferTooSmall, message: ProtocolLimits.replyTooLargeMessage)
+        #expect(ArcaStatus.bufferTooSmall.rawValue == -25301)
+        #expect(ProtocolLimits.replyTooLargeMessage == "reply too large")
+        let frame = try Frame.encode(reply, requestID: 7)
+        #expect(Bytes.hex(frame) == Bytes.hex(Bytes.fromHex(Self.replyTooLargeHex)))
+        #expect(decodeReply(Bytes.fromHex(Self.replyTooLargeHex)) == .success(reply))
+    }
+
     static let grantHex = """
         41524341 0001 0013 00000009 00000025
         01 00000000 00 02 00 00 00

@@ -1,3 +1,4 @@
+import ArcaProtocol
 import Testing
 
 @testable import ArcaSecretService
@@ -52,6 +53,17 @@ import Testing
         #expect(SecretError(status: .interactionNotAllowed, message: "") == .isLocked)
         #expect(SecretError(status: .itemNotFound, message: "") == .noSuchObject)
         #expect(SecretError(status: .param, message: "bad") == .invalidArgs("bad"))
+        // A batch of reads splits on arcad's `bufferTooSmall`, and on the `.decode` error with
+        // exactly that text that an arcad from before the status sent (mixed versions across an
+        // upgrade); any other `.decode` error is an ordinary failure.
+        let tooLarge = SecretError(status: .bufferTooSmall, message: ProtocolLimits.replyTooLargeMessage)
+        #expect(tooLarge == .replyTooLarge("reply too large"))
+        #expect(tooLarge.name == "org.freedesktop.DBus.Error.Failed")
+        #expect(tooLarge.message == "reply too large")
+        #expect(SecretError(status: .decode, message: "reply too large") == .replyTooLarge("reply too large"))
+        #expect(SecretError(status: .decode, message: "reply too large.") == .failed("reply too large."))
+        #expect(SecretError(status: .decode, message: "damaged") == .failed("damaged"))
+        #expect(SecretError(status: .notAvailable, message: "reply too large") == .failed("reply too large"))
     }
 
     @Test func busValueSignatures() {

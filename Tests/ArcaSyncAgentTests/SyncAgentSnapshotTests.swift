@@ -17,6 +17,7 @@ final class SnapshotTwin: AgentArcad {
         return files.map { _ in .applied }
     }
     func appliedSeqs() throws(SyncAgentError) -> [String: UInt64] { [:] }
+    func waitingFiles() throws(SyncAgentError) -> (waiting: UInt32, expired: UInt32)? { nil }
     func wait(after: UInt64, timeoutMilliseconds: UInt32) throws(SyncAgentError) -> (next: UInt64, changed: Bool) {
         (after, false)
     }

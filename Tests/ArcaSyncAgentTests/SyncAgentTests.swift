@@ -24,6 +24,15 @@ final class ArcadTwin: AgentArcad {
         return files.map(verdict)
     }
     func appliedSeqs() throws(SyncAgentError) -> [String: UInt64] { applied }
+    /// What `waitingFiles` answers, and how often it was asked.
+    var waiting: (waiting: UInt32, expired: UInt32)?
+    var waitingAsked = 0
+    var waitingError: SyncAgentError?
+    func waitingFiles() throws(SyncAgentError) -> (waiting: UInt32, expired: UInt32)? {
+        waitingAsked += 1
+        if let waitingError { throw waitingError }
+        return waiting
+    }
     func wait(after: UInt64, timeoutMilliseconds: UInt32) throws(SyncAgentError) -> (next: UInt64, changed: Bool) {
         (after, false)
     }

@@ -27,7 +27,15 @@ import Synchronization
 /// word, XORed with a random cookie, and checked against the class's chunks before
 /// it is followed; `SecretBytes` zeroes the whole slot again when it hands it out). A fresh
 /// process's first secret thus costs no generic metadata or array growth, only the
-/// one chunk's `mmap`, `mlock` and `madvise`.
+/// one chunk's `mmap`, `mlock` and `madvise` (and one small `calloc` for the in-use bits).
+///
+/// A bit per slot says whether it is handed out: a release of a slot that is not (a
+/// double release while the slot is still free) is refused and counted, and a free-list
+/// link to a slot in use turns the pool off. Without it a slot released twice linked to
+/// itself, and the next two secrets shared one buffer. A stale release after the slot was
+/// handed out again is not detectable (its bit is set again): it frees the new owner's slot.
+/// A refusal writes nothing (the pool runs inside PAM host processes, whose fd 2 is theirs):
+/// ``refusedReleases`` counts them.
 enum SecurePool {
     /// Slot sizes; a secret takes the smallest that fits.
     static let slotSizes = [64, 256, 1024, 4096]
@@ -65,19 +73,26 @@ enum SecurePool {
             }
         }
 
-        /// Whether `address` is the start of a slot of `size` bytes this class has
-        /// handed out: inside one of its chunks, on a slot boundary, and not in the
-        /// newest chunk's never-used tail.
-        func owns(_ address: UInt, size: Int) -> Bool {
-            guard address % UInt(size) == 0 else { return false }
+        /// The index (from 0, across the class's chunks in order) of the slot of `size` bytes
+        /// at `address`, if it is one this class has handed out: inside one of its chunks,
+        /// on a slot boundary, and not in the newest chunk's never-used tail.
+        func slotIndex(_ address: UInt, size: Int) -> Int? {
+            guard address % UInt(size) == 0 else { return nil }
             let tail = unused.map { UInt(bitPattern: $0) } ?? .max
+            var before = 0
             for index in 0..<min(chunks, SecurePool.maxChunks) {
                 let base = base(index)
-                guard address >= base, address - base < UInt(SecurePool.chunkSize(index: index)) else { continue }
-                return (address - base) % UInt(size) == 0 && (index < chunks - 1 || address < tail)
+                let bytes = SecurePool.chunkSize(index: index)
+                defer { before += bytes }
+                guard address >= base, address - base < UInt(bytes) else { continue }
+                guard (address - base) % UInt(size) == 0, index < chunks - 1 || address < tail else { return nil }
+                return (before + Int(address - base)) / size
             }
-            return false
+            return nil
         }
+
+        /// Whether `address` is the start of a slot this class has handed out (``slotIndex(_:size:)``).
+        func owns(_ address: UInt, size: Int) -> Bool { slotIndex(address, size: size) != nil }
     }
 
     /// The pool's whole state. Every initial value is zero, on purpose: Swift 6.3.1 at
@@ -111,6 +126,14 @@ enum SecurePool {
         /// Set when mlock failed once, or a free-list link did not check out: the pool
         /// then stays out of the way.
         var disabled = false
+        /// One bit per slot of every class, set while the slot is handed out (`inUseBitOffset`
+        /// gives each class's first bit); allocated with the first chunk. A release of a slot
+        /// whose bit is clear (a double release, or an address the pool never handed out) is
+        /// refused: linked in twice, a slot would point at itself and two later secrets would
+        /// share it.
+        var inUse: UnsafeMutablePointer<UInt64>?
+        /// Releases refused that way.
+        var refusedReleases = 0
 
         /// The class of slots of `size` bytes (one of `slotSizes`).
         subscript(size: Int) -> SizeClass {
@@ -140,19 +163,28 @@ enum SecurePool {
             defer { self[size] = sizeClass }
             if let slot = sizeClass.free {
                 let next = slot.load(as: UInt.self) ^ cookie
-                guard next == 0 || sizeClass.owns(next, size: size) else {
+                // A free slot is never in use, nor its successor (a cycle, a forged link).
+                guard let index = sizeClass.slotIndex(UInt(bitPattern: slot), size: size), !isInUse(size, index),
+                    next == 0 || sizeClass.slotIndex(next, size: size).map({ !isInUse(size, $0) }) == true
+                else {
                     disabled = true
                     return nil
                 }
                 sizeClass.free = UnsafeMutableRawPointer(bitPattern: next)
                 // The rest of the slot was zeroed on release; the link goes too.
                 slot.storeBytes(of: 0, as: UInt.self)
+                setInUse(size, index, true)
                 return slot
             }
             if sizeClass.unusedBytes < size {
                 guard sizeClass.chunks < SecurePool.maxChunks else { return nil }
                 let bytes = SecurePool.chunkSize(index: sizeClass.chunks)
-                guard let chunk = SecurePool.mapChunk(bytes) else {
+                if inUse == nil {
+                    // Bits only, no secret: ordinary memory. One allocation for every class.
+                    inUse = calloc(SecurePool.inUseWords, MemoryLayout<UInt64>.size)?
+                        .bindMemory(to: UInt64.self, capacity: SecurePool.inUseWords)
+                }
+                guard inUse != nil, let chunk = SecurePool.mapChunk(bytes) else {
                     disabled = true
                     return nil
                 }
@@ -164,26 +196,70 @@ enum SecurePool {
             guard let slot = sizeClass.unused else { return nil }
             sizeClass.unused = slot + size
             sizeClass.unusedBytes -= size
+            if let index = sizeClass.slotIndex(UInt(bitPattern: slot), size: size) { setInUse(size, index, true) }
             return slot
         }
 
-        /// Puts a slot (already zeroed) of `size` bytes on its class's free list.
-        mutating func release(_ pointer: UnsafeMutableRawPointer, size: Int) {
+        /// Puts a slot (already zeroed) of `size` bytes on its class's free list; false (the
+        /// list untouched, the slot left out of use) when the slot is not handed out: a double
+        /// release, or an address the pool never gave.
+        @discardableResult
+        mutating func release(_ pointer: UnsafeMutableRawPointer, size: Int) -> Bool {
+            guard let index = self[size].slotIndex(UInt(bitPattern: pointer), size: size), isInUse(size, index)
+            else {
+                refusedReleases += 1
+                return false
+            }
             if !hasCookie {
                 guard let random = SecurePool.randomWord() else {
                     // No randomness: keep the slot out of use rather than link it in the clear.
                     disabled = true
-                    return
+                    return true
                 }
                 cookie = random
                 hasCookie = true
             }
+            setInUse(size, index, false)
             pointer.storeBytes(of: UInt(bitPattern: self[size].free) ^ cookie, as: UInt.self)
             self[size].free = pointer
+            return true
+        }
+
+        /// Whether slot `index` of the class of `size` bytes is handed out.
+        func isInUse(_ size: Int, _ index: Int) -> Bool {
+            guard let inUse else { return false }
+            let bit = SecurePool.inUseBitOffset(size) + index
+            return inUse[bit / 64] & (1 << UInt64(bit % 64)) != 0
+        }
+
+        func setInUse(_ size: Int, _ index: Int, _ value: Bool) {
+            guard let inUse else { return }
+            let bit = SecurePool.inUseBitOffset(size) + index
+            if value {
+                inUse[bit / 64] |= 1 << UInt64(bit % 64)
+            } else {
+                inUse[bit / 64] &= ~(1 << UInt64(bit % 64))
+            }
         }
     }
 
     private static let lists = Mutex(FreeLists())
+
+    /// The bytes of slots a class can map: all of its `maxChunks` chunks.
+    static let classBytes = (0..<maxChunks).reduce(0) { $0 + chunkSize(index: $1) }
+
+    /// The first in-use bit of the class of `size` bytes: the classes' slot counts, in `slotSizes`' order.
+    static func inUseBitOffset(_ size: Int) -> Int {
+        switch size {
+        case 64: 0
+        case 256: classBytes / 64
+        case 1024: classBytes / 64 + classBytes / 256
+        default: classBytes / 64 + classBytes / 256 + classBytes / 1024
+        }
+    }
+
+    /// The 64-bit words of the in-use bits of every class (254: 16,235 slots).
+    static let inUseWords = (inUseBitOffset(4096) + classBytes / 4096 + 63) / 64
 
     /// The size of a class's chunk number `index` (from 0): one page, doubling up to `maxChunkSize`.
     static func chunkSize(index: Int) -> Int { min(firstChunkSize << min(index, 16), maxChunkSize) }
@@ -210,8 +286,12 @@ enum SecurePool {
     /// Returns a slot (already zeroed by the caller) of the size class for `count`.
     static func release(_ pointer: UnsafeMutableRawPointer, count: Int) {
         guard let size = slotSize(for: count) else { return }
-        lists.withLock { $0.release(pointer, size: size) }
+        // A refusal (a bug in the caller, never input) is only counted: the slot stays out.
+        lists.withLock { _ = $0.release(pointer, size: size) }
     }
+
+    /// Releases refused since the process started (a double release, a foreign address).
+    static var refusedReleases: Int { lists.withLock { $0.refusedReleases } }
 
     /// A random word from the kernel (not libsodium's, whose `sodium_init` `arca get`
     /// would otherwise pay for at its first release), or nil.

@@ -88,12 +88,15 @@ enum FileSystem {
         }
     }
 
-    /// Up to `limit` bytes from the start of `fd`. The corresponding C function is `pread`.
-    static func readPrefix(_ fd: Int32, limit: Int) throws(SystemError) -> [UInt8] {
+    /// Up to `limit` bytes of `fd` from `offset` (the start unless given). The corresponding C
+    /// function is `pread`.
+    static func readPrefix(_ fd: Int32, limit: Int, from offset: Int = 0) throws(SystemError) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: limit)
         let n = try SocketSystem.named("pread") { () throws(Errno) in
             try bytes.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in try FileDescriptor(rawValue: fd).read(fromAbsoluteOffset: 0, into: raw) }
+                Result { () throws(Errno) in
+                    try FileDescriptor(rawValue: fd).read(fromAbsoluteOffset: offset, into: raw)
+                }
             }.get()
         }
         return Array(bytes.prefix(n))
