@@ -79,7 +79,12 @@ final class WALCheckpointer: Sendable {
         var threadID: Int?
         /// The WAL's frames after the writer's last commit.
         var lastCommitFrames = 0
+        /// Starts the thread instead of `DetachedThread.start` (tests: a start that fails).
+        var threadStarter: ThreadStarter?
     }
+
+    /// Starts a thread running its argument, or throws.
+    typealias ThreadStarter = @Sendable (@escaping @Sendable () -> Void) throws -> Void
 
     enum ThreadState {
         case notStarted, running, failed
@@ -93,6 +98,11 @@ final class WALCheckpointer: Sendable {
     /// Sets the hook the thread calls during its passes (tests only).
     func setPassHook(_ hook: (@Sendable (PassPoint) throws -> Void)?) {
         state.withLock { $0.passHook = hook }
+    }
+
+    /// Sets what starts the thread (tests only; nil: `DetachedThread.start`).
+    func setThreadStarter(_ starter: ThreadStarter?) {
+        state.withLock { $0.threadStarter = starter }
     }
 
     /// A checkpointer of the vault at `path`, whose file is `identity`.
@@ -162,6 +172,9 @@ final class WALCheckpointer: Sendable {
         exited.wait()
     }
 
+    /// Whether `stop()` was called (tests).
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
     /// A copy of the counters.
     var statistics:
         (
@@ -180,10 +193,20 @@ final class WALCheckpointer: Sendable {
     /// Starts the thread, which runs the first checkpoint at once (a failure leaves the
     /// inline fallback).
     private func startThread() {
+        let starter = state.withLock { $0.threadStarter }
         do {
-            try DetachedThread.start(stackSize: Self.stackSize) { [self] in run() }
+            if let starter {
+                try starter { [self] in run() }
+            } else {
+                try DetachedThread.start(stackSize: Self.stackSize) { [self] in run() }
+            }
         } catch {
-            state.withLock { $0.thread = .failed }
+            state.withLock { s in
+                s.thread = .failed
+                // A stop() since the commit saw `.running` and waits for the thread's exit,
+                // which no thread will post now: post it for the thread that never ran.
+                if s.stopping { exited.post() }
+            }
         }
     }
 
