@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// Should the thread fall behind (or fail to start), a commit past `inlineThreshold`
 /// frames checkpoints on the writer's connection, as SQLite would have: the WAL stays
-/// bounded whatever happens here.
+/// bounded whatever happens here. A thread that failed to start is started again by a
+/// commit past the threshold 1 s later, then 2, 4… up to 64 s after each failure in a row.
 ///
 /// The thread holds nothing between checkpoints: each time it is woken it opens its
 /// connection, checkpoints and closes it, and it ends after `idleMilliseconds` without a
@@ -81,6 +82,12 @@ final class WALCheckpointer: Sendable {
         var lastCommitFrames = 0
         /// Starts the thread instead of `DetachedThread.start` (tests: a start that fails).
         var threadStarter: ThreadStarter?
+        /// Failed starts in a row, and when (`clock`) a commit may try again: 1 s after the
+        /// first, doubling up to 64 s.
+        var startFailures = 0
+        var retryAt = 0.0
+        /// Seconds on a monotonic clock (tests: a clock of their own).
+        var clock: @Sendable () -> Double = { FileProbe.monotonicSeconds() }
     }
 
     /// Starts a thread running its argument, or throws.
@@ -104,6 +111,14 @@ final class WALCheckpointer: Sendable {
     func setThreadStarter(_ starter: ThreadStarter?) {
         state.withLock { $0.threadStarter = starter }
     }
+
+    /// Sets the clock of the start's backoff (tests only).
+    func setClock(_ clock: @escaping @Sendable () -> Double) {
+        state.withLock { $0.clock = clock }
+    }
+
+    /// The longest wait before a start is tried again, in seconds.
+    static let maximumStartBackoff = 64.0
 
     /// A checkpointer of the vault at `path`, whose file is `identity`.
     init(path: String, identity: FileIdentity?, threshold: Int, idleMilliseconds: Int = 5_000) {
@@ -141,7 +156,13 @@ final class WALCheckpointer: Sendable {
                 s.passEnded = false
                 if frames - s.passFrames <= finishFrames { return .finishPass }
             }
-            guard s.thread != .failed, !s.stopping, !s.requested, !s.inPass else { return .nothing }
+            guard !s.stopping, !s.requested, !s.inPass else { return .nothing }
+            if s.thread == .failed {
+                // Threads may be short for a while (a full process table, no memory): the
+                // writer's fallback bounds the WAL meanwhile; a commit tries again later.
+                guard s.clock() >= s.retryAt else { return .nothing }
+                s.thread = .notStarted
+            }
             s.requested = true
             if s.thread == .notStarted {
                 s.thread = .running
@@ -191,7 +212,7 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Starts the thread, which runs the first checkpoint at once (a failure leaves the
-    /// inline fallback).
+    /// inline fallback until a later commit, after the backoff, starts it).
     private func startThread() {
         let starter = state.withLock { $0.threadStarter }
         do {
@@ -203,6 +224,9 @@ final class WALCheckpointer: Sendable {
         } catch {
             state.withLock { s in
                 s.thread = .failed
+                s.requested = false
+                s.startFailures += 1
+                s.retryAt = s.clock() + min(Self.maximumStartBackoff, Double(1 << min(s.startFailures - 1, 6)))
                 // A stop() since the commit saw `.running` and waits for the thread's exit,
                 // which no thread will post now: post it for the thread that never ran.
                 if s.stopping { exited.post() }
@@ -218,7 +242,10 @@ final class WALCheckpointer: Sendable {
     /// authoritative; a wake-up left over from an earlier request only makes it look again.
     private func run() {
         let id = currentThreadID()
-        state.withLock { $0.threadID = id }
+        state.withLock { s in
+            s.threadID = id
+            s.startFailures = 0
+        }
         while true {
             let step = state.withLock { s -> Step in
                 if s.stopping {

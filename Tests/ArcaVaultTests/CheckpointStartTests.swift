@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ArcaVault
@@ -58,5 +59,49 @@ extension CheckpointTests {
             usleep(10_000)
         }
         return false
+    }
+}
+
+extension CheckpointTests {
+    @Test func aFailedStartIsTriedAgainByACommitAfterABackoffDoublingTo64Seconds() throws {
+        let dir = try TempDir()
+        let path = dir.path + "/start.db"
+        let db = try Database(path: path, create: true)
+        let checkpointer = WALCheckpointer(path: path, identity: nil, threshold: 10)
+        defer { checkpointer.stop() }
+        let now = Mutex(1000.0)
+        let calls = Mutex(0)
+        let failing = Mutex(true)
+        checkpointer.setClock { now.withLock { $0 } }
+        checkpointer.setThreadStarter { body in
+            calls.withLock { $0 += 1 }
+            if failing.withLock({ $0 }) { throw StartFailed() }
+            Thread.detachNewThread(body)
+        }
+        var frames = 10
+        /// A commit past the threshold at `time`; returns the starts tried so far.
+        func commit(at time: Double) -> Int {
+            now.withLock { $0 = time }
+            frames += 1
+            checkpointer.committed(frames: frames, writer: db)
+            return calls.withLock { $0 }
+        }
+        #expect(commit(at: 1000) == 1)
+        #expect(commit(at: 1000) == 1)
+        var failedAt = 1000.0
+        var tries = 1
+        // After the nth failure in a row the next try waits 1, 2, 4… 64, 64 s.
+        for backoff in [1.0, 2, 4, 8, 16, 32, 64, 64] {
+            #expect(commit(at: failedAt + backoff - 0.001) == tries, "before \(backoff) s")
+            tries += 1
+            #expect(commit(at: failedAt + backoff) == tries, "at \(backoff) s")
+            failedAt += backoff
+        }
+        #expect(checkpointer.statistics.running == false)
+        // Once a start works, the thread runs its pass (skipped here: no identity).
+        failing.withLock { $0 = false }
+        #expect(commit(at: failedAt + 64) == tries + 1)
+        #expect(eventually { checkpointer.statistics.skipped == 1 })
+        #expect(checkpointer.statistics.threadsStarted == 10)
     }
 }
