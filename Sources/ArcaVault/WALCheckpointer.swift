@@ -30,8 +30,10 @@ import Synchronization
 /// past the threshold starts it again. Its stack is small (`stackSize`), as arcad's threads'.
 ///
 /// The connection is opened by path, possibly long after the vault was: the checkpoint is
-/// skipped unless the file at the path is still the vault's (same device and inode as
-/// when the vault was opened), so a file put in its place is never written to.
+/// skipped unless the file the connection has open is the one at the path
+/// (`SQLITE_FCNTL_HAS_MOVED` is 0) and that is still the vault's (same device and inode as
+/// when the vault was opened, when the writer's connection passed the same check), so a
+/// file put in its place is never written to.
 final class WALCheckpointer: Sendable {
     /// WAL frames after which a commit asks the thread for a checkpoint.
     let threshold: Int
@@ -70,7 +72,7 @@ final class WALCheckpointer: Sendable {
         var restarts = 0
         /// Passes finished by the writer's connection: its checkpoint ran (not BUSY).
         var finishes = 0
-        /// Called by the thread after it opened its connection and after the checkpoint
+        /// Called by the thread after it opened its connection (before its checks) and after the checkpoint
         /// (tests: commits during a pass; a throw fails the pass, as a failed open would).
         var passHook: (@Sendable (PassPoint) throws -> Void)?
         /// Checkpoints skipped because the path no longer named the vault's file.
@@ -284,9 +286,11 @@ final class WALCheckpointer: Sendable {
         var skipped = false
         do {
             let db = try Database(path: path, create: false)
-            // Checked after the open: the file this connection holds is the one at the path now.
-            if let identity, FileProbe.identity(path: path) == identity {
-                try hook?(.opened)
+            try hook?(.opened)
+            // Checked after the open, before the connection reads anything (which could open
+            // the WAL, and its close copy that WAL into its file): the file it holds is the one
+            // at the path now (SQLite's check against the open file), and that is the vault's.
+            if let identity, (try? db.hasMoved()) == false, FileProbe.identity(path: path) == identity {
                 try db.execute("PRAGMA synchronous = FULL")
                 result = try db.checkpointPassive()
                 try hook?(.checkpointed)

@@ -140,6 +140,16 @@ final class Database {
         return (Int(log), Int(done))
     }
 
+    /// Whether the file this connection has open is no longer the one at its path (renamed,
+    /// unlinked or replaced). The corresponding C function is `sqlite3_file_control` with
+    /// `SQLITE_FCNTL_HAS_MOVED`.
+    func hasMoved() throws -> Bool {
+        var moved: Int32 = 0
+        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        return moved != 0
+    }
+
     fileprivate func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
     }
