@@ -65,9 +65,7 @@ extension CheckpointTests {
 extension CheckpointTests {
     @Test func aFailedStartIsTriedAgainByACommitAfterABackoffDoublingTo64Seconds() throws {
         let dir = try TempDir()
-        let path = dir.path + "/start.db"
-        let db = try Database(path: path, create: true)
-        let checkpointer = WALCheckpointer(path: path, identity: nil, threshold: 10)
+        let (checkpointer, db) = try checkpointer(dir)
         defer { checkpointer.stop() }
         let now = Mutex(1000.0)
         let calls = Mutex(0)
