@@ -75,7 +75,7 @@ final class WALCheckpointer: Sendable {
         /// Called by the thread after it opened its connection (before its checks) and after the checkpoint
         /// (tests: commits during a pass; a throw fails the pass, as a failed open would).
         var passHook: (@Sendable (PassPoint) throws -> Void)?
-        /// Checkpoints skipped because the path no longer named the vault's file.
+        /// Checkpoints skipped because the connection's file or the path's was not the vault's.
         var skipped = 0
         /// Threads started (one per busy period), and the last one's kernel id.
         var threadsStarted = 0
