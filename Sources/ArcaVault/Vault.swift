@@ -43,9 +43,11 @@ public final class Vault {
         self.db = db
         self.vaultID = vaultID
         self.kdfParameters = kdfParameters
-        // The file the writer's connection has open (just opened, by the same path).
+        // The file the writer's connection has open, if the path still names it (SQLite's
+        // own check against the open file); its open fd keeps the inode from being reused.
+        let identity = (try? db.hasMoved()) == false ? FileProbe.identity(path: path) : nil
         let checkpointer = WALCheckpointer(
-            path: path, identity: FileProbe.identity(path: path), threshold: checkpointPages,
+            path: path, identity: identity, threshold: checkpointPages,
             idleMilliseconds: checkpointIdleMilliseconds)
         self.checkpointer = checkpointer
         // Replaces SQLite's auto-checkpoint on this connection (and a probe's hook, when

@@ -20,7 +20,8 @@ import Synchronization
 ///
 /// Should the thread fall behind (or fail to start), a commit past `inlineThreshold`
 /// frames checkpoints on the writer's connection, as SQLite would have: the WAL stays
-/// bounded whatever happens here.
+/// bounded whatever happens here. A thread that failed to start is started again by a
+/// commit past the threshold 1 s later, then 2, 4… up to 64 s after each failure in a row.
 ///
 /// The thread holds nothing between checkpoints: each time it is woken it opens its
 /// connection, checkpoints and closes it, and it ends after `idleMilliseconds` without a
@@ -29,8 +30,10 @@ import Synchronization
 /// past the threshold starts it again. Its stack is small (`stackSize`), as arcad's threads'.
 ///
 /// The connection is opened by path, possibly long after the vault was: the checkpoint is
-/// skipped unless the file at the path is still the vault's (same device and inode as
-/// when the vault was opened), so a file put in its place is never written to.
+/// skipped unless the file the connection has open is the one at the path
+/// (`SQLITE_FCNTL_HAS_MOVED` is 0) and that is still the vault's (same device and inode as
+/// when the vault was opened, when the writer's connection passed the same check), so a
+/// file put in its place is never written to.
 final class WALCheckpointer: Sendable {
     /// WAL frames after which a commit asks the thread for a checkpoint.
     let threshold: Int
@@ -69,17 +72,28 @@ final class WALCheckpointer: Sendable {
         var restarts = 0
         /// Passes finished by the writer's connection: its checkpoint ran (not BUSY).
         var finishes = 0
-        /// Called by the thread after it opened its connection and after the checkpoint
+        /// Called by the thread after it opened its connection (before its checks) and after the checkpoint
         /// (tests: commits during a pass; a throw fails the pass, as a failed open would).
         var passHook: (@Sendable (PassPoint) throws -> Void)?
-        /// Checkpoints skipped because the path no longer named the vault's file.
+        /// Checkpoints skipped because the connection's file or the path's was not the vault's.
         var skipped = 0
         /// Threads started (one per busy period), and the last one's kernel id.
         var threadsStarted = 0
         var threadID: Int?
         /// The WAL's frames after the writer's last commit.
         var lastCommitFrames = 0
+        /// Starts the thread instead of `DetachedThread.start` (tests: a start that fails).
+        var threadStarter: ThreadStarter?
+        /// Failed starts in a row, and when (`clock`) a commit may try again: 1 s after the
+        /// first, doubling up to 64 s.
+        var startFailures = 0
+        var retryAt = 0.0
+        /// Seconds on a monotonic clock (tests: a clock of their own).
+        var clock: @Sendable () -> Double = { FileProbe.monotonicSeconds() }
     }
+
+    /// Starts a thread running its argument, or throws.
+    typealias ThreadStarter = @Sendable (@escaping @Sendable () -> Void) throws -> Void
 
     enum ThreadState {
         case notStarted, running, failed
@@ -94,6 +108,19 @@ final class WALCheckpointer: Sendable {
     func setPassHook(_ hook: (@Sendable (PassPoint) throws -> Void)?) {
         state.withLock { $0.passHook = hook }
     }
+
+    /// Sets what starts the thread (tests only; nil: `DetachedThread.start`).
+    func setThreadStarter(_ starter: ThreadStarter?) {
+        state.withLock { $0.threadStarter = starter }
+    }
+
+    /// Sets the clock of the start's backoff (tests only).
+    func setClock(_ clock: @escaping @Sendable () -> Double) {
+        state.withLock { $0.clock = clock }
+    }
+
+    /// The longest wait before a start is tried again, in seconds.
+    static let maximumStartBackoff = 64.0
 
     /// A checkpointer of the vault at `path`, whose file is `identity`.
     init(path: String, identity: FileIdentity?, threshold: Int, idleMilliseconds: Int = 5_000) {
@@ -131,7 +158,13 @@ final class WALCheckpointer: Sendable {
                 s.passEnded = false
                 if frames - s.passFrames <= finishFrames { return .finishPass }
             }
-            guard s.thread != .failed, !s.stopping, !s.requested, !s.inPass else { return .nothing }
+            guard !s.stopping, !s.requested, !s.inPass else { return .nothing }
+            if s.thread == .failed {
+                // Threads may be short for a while (a full process table, no memory): the
+                // writer's fallback bounds the WAL meanwhile; a commit tries again later.
+                guard s.clock() >= s.retryAt else { return .nothing }
+                s.thread = .notStarted
+            }
             s.requested = true
             if s.thread == .notStarted {
                 s.thread = .running
@@ -162,6 +195,9 @@ final class WALCheckpointer: Sendable {
         exited.wait()
     }
 
+    /// Whether `stop()` was called (tests).
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
     /// A copy of the counters.
     var statistics:
         (
@@ -178,12 +214,25 @@ final class WALCheckpointer: Sendable {
     }
 
     /// Starts the thread, which runs the first checkpoint at once (a failure leaves the
-    /// inline fallback).
+    /// inline fallback until a later commit, after the backoff, starts it).
     private func startThread() {
+        let starter = state.withLock { $0.threadStarter }
         do {
-            try DetachedThread.start(stackSize: Self.stackSize) { [self] in run() }
+            if let starter {
+                try starter { [self] in run() }
+            } else {
+                try DetachedThread.start(stackSize: Self.stackSize) { [self] in run() }
+            }
         } catch {
-            state.withLock { $0.thread = .failed }
+            state.withLock { s in
+                s.thread = .failed
+                s.requested = false
+                s.startFailures += 1
+                s.retryAt = s.clock() + min(Self.maximumStartBackoff, Double(1 << min(s.startFailures - 1, 6)))
+                // A stop() since the commit saw `.running` and waits for the thread's exit,
+                // which no thread will post now: post it for the thread that never ran.
+                if s.stopping { exited.post() }
+            }
         }
     }
 
@@ -195,7 +244,10 @@ final class WALCheckpointer: Sendable {
     /// authoritative; a wake-up left over from an earlier request only makes it look again.
     private func run() {
         let id = currentThreadID()
-        state.withLock { $0.threadID = id }
+        state.withLock { s in
+            s.threadID = id
+            s.startFailures = 0
+        }
         while true {
             let step = state.withLock { s -> Step in
                 if s.stopping {
@@ -234,9 +286,11 @@ final class WALCheckpointer: Sendable {
         var skipped = false
         do {
             let db = try Database(path: path, create: false)
-            // Checked after the open: the file this connection holds is the one at the path now.
-            if let identity, FileProbe.identity(path: path) == identity {
-                try hook?(.opened)
+            try hook?(.opened)
+            // Checked after the open, before the connection reads anything (which could open
+            // the WAL, and its close copy that WAL into its file): the file it holds is the one
+            // at the path now (SQLite's check against the open file), and that is the vault's.
+            if let identity, (try? db.hasMoved()) == false, FileProbe.identity(path: path) == identity {
                 try db.execute("PRAGMA synchronous = FULL")
                 result = try db.checkpointPassive()
                 try hook?(.checkpointed)

@@ -140,6 +140,16 @@ final class Database {
         return (Int(log), Int(done))
     }
 
+    /// Whether the file this connection has open is no longer the one at its path (renamed,
+    /// unlinked or replaced). The corresponding C function is `sqlite3_file_control` with
+    /// `SQLITE_FCNTL_HAS_MOVED`.
+    func hasMoved() throws -> Bool {
+        var moved: Int32 = 0
+        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved)
+        guard rc == SQLITE_OK else { throw error(rc) }
+        return moved != 0
+    }
+
     fileprivate func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
     }
@@ -289,6 +299,14 @@ enum FileProbe {
     /// Removes a database and its WAL and shared-memory files. The corresponding C function is `unlink`.
     static func remove(vaultFiles path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { _ = unlink(path + suffix) }
+    }
+
+    /// Seconds on the monotonic clock (unaffected by clock steps). The corresponding C
+    /// function is `clock_gettime`.
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// The calendar time in seconds since 1970. The corresponding C function is `clock_gettime`.
