@@ -60,6 +60,13 @@ public final class ArcadClient {
 
     private let socket: FileDescriptor
     private var nextRequestID: UInt32 = 1
+    /// After ``send(_:)`` failed: true when arcad cannot have read the whole request, so it
+    /// cannot have carried it out and sending it again on a new connection is safe. That is
+    /// a failed write (EPIPE: arcad had closed the connection, e.g. one idle past its
+    /// client_timeout_ms), or a reset while waiting for the reply (the kernel resets the
+    /// peer of a socket closed with bytes unread). A plain end of stream after the whole
+    /// request was written leaves it false: arcad may have acted on it and then gone away.
+    public private(set) var requestUnread = false
     /// The socket path this client is connected to.
     public let path: String
 
@@ -83,6 +90,7 @@ public final class ArcadClient {
     public func send(_ request: Request) throws(ClientError) -> Reply {
         let id = nextRequestID
         nextRequestID &+= 1
+        requestUnread = false
         var frame: [UInt8]
         do {
             frame = try Frame.encode(request, requestID: id)
@@ -110,6 +118,7 @@ public final class ArcadClient {
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(Errno) in try UnixSocket.sendAll(socket, raw) }
         }
+        if case .failure = result { requestUnread = true }
         switch result {
         case .success: return
         case .failure(.wouldBlock): throw .timedOut
@@ -136,6 +145,7 @@ public final class ArcadClient {
         case .failure(.wouldBlock):
             throw .timedOut
         case .failure(.connectionReset):
+            requestUnread = true
             throw .connectionClosed
         case .failure(let e):
             throw .system(call: "read", errno: e)
