@@ -19,30 +19,9 @@ extension CLIAgainstArcadBinaryTests {
 
         /// Runs `arca` as `arcad`'s owner; `stdin` is written after `delay`, then closed.
         func slowly(_ arcad: TestArcad, _ arguments: [String], stdin: String) throws -> Run {
-            let process = Process()
-            let argv = arcad.owner.command([arcaPath] + arguments)
-            process.executableURL = URL(fileURLWithPath: argv[0])
-            process.arguments = Array(argv.dropFirst())
-            var environment = ProcessInfo.processInfo.environment
-            environment["ARCA_SOCKET"] = arcad.socket
-            process.environment = environment
-            let input = Pipe()
-            let out = Pipe()
-            let err = Pipe()
-            process.standardInput = input
-            process.standardOutput = out
-            process.standardError = err
-            signal(SIGPIPE, SIG_IGN)
-            try process.run()
-            usleep(Self.delay)
-            try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
-            try? input.fileHandleForWriting.close()
-            let stdout = out.fileHandleForReading.readDataToEndOfFile()
-            let stderr = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Run(
-                status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                stderr: String(decoding: stderr, as: UTF8.self))
+            try run(
+                arcad.owner.command([arcaPath] + arguments), stdin: stdin, environment: ["ARCA_SOCKET": arcad.socket],
+                delay: Self.delay)
         }
 
         /// The owner's vault with `password`, made by root as pam_arca does (not by `arca init`,
