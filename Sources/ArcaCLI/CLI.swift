@@ -99,6 +99,13 @@ struct Context {
         return reply
     }
 
+    /// Closes the connection to arcad, if one is open; the next ``send(_:what:)`` opens a new one.
+    /// arcad closes a connection that sends no request within its client_timeout_ms (5 s by
+    /// default), so a verb calls this after a request and before a local step that can outlast
+    /// that (a prompt, a key calibration or derivation), instead of retrying a request arcad
+    /// may have carried out.
+    mutating func disconnect() { client = nil }
+
     mutating func execute(_ command: Command, output: inout Output) throws(CLIError) {
         switch command {
         case .help(let verb):

@@ -62,6 +62,8 @@ extension Context {
         if case .kdfParameters(let existing) = try send(.kdfParameters(uid: uid), what: "init"), existing != nil {
             throw .status(.duplicateItem, what: "init", detail: "you already have a vault")
         }
+        // Two prompts, a calibration and Argon2id follow: longer than arcad waits for a request.
+        disconnect()
         let secret = try password(prompt: "new vault password: ", confirm: true)
         let parameters = try freshParameters(like: nil, what: "init")
         var key = try derive(secret, parameters, what: "init")
@@ -146,6 +148,8 @@ extension Context {
 
     mutating func passwd(resync: Bool, recover: Bool, output: inout Output) throws(CLIError) {
         let current = try vaultParameters(what: "passwd")
+        // Prompts and two key derivations follow: longer than arcad waits for a request.
+        disconnect()
         if recover {
             let recoveryKey = try input.line(prompt: "recovery key: ", limit: ProtocolLimits.maximumRecoveryKeyLength)
             let new = try password(prompt: "new password: ", confirm: true)
@@ -190,6 +194,8 @@ extension Context {
             return
         }
         let current = try vaultParameters(what: "recovery")
+        // A prompt and a key derivation follow: longer than arcad waits for a request.
+        disconnect()
         let secret = try password(prompt: "vault password: ")
         var key = try derive(secret, current, what: "recovery")
         defer { SecureWipe.zero(&key) }

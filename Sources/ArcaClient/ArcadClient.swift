@@ -60,6 +60,13 @@ public final class ArcadClient {
 
     private let socket: FileDescriptor
     private var nextRequestID: UInt32 = 1
+    /// After ``send(_:)`` failed: true when arcad cannot have read the whole request, so it
+    /// cannot have carried it out and sending it again on a new connection is safe. That is
+    /// a failed write (EPIPE: arcad had closed the connection, e.g. one idle past its
+    /// client_timeout_ms), or a reset while waiting for the reply (the kernel resets the
+    /// peer of a socket closed with bytes unread). A plain end of stream after the whole
+    /// request was written leaves it false: arcad may have acted on it and then gone away.
+    public private(set) var requestUnread = false
     /// The socket path this client is connected to.
     public let path: String
 
@@ -83,6 +90,7 @@ public final class ArcadClient {
     public func send(_ request: Request) throws(ClientError) -> Reply {
         let id = nextRequestID
         nextRequestID &+= 1
+        requestUnread = false
         var frame = try Self.encode(request, id: id)
         defer { SecureWipe.zero(&frame) }
         try writeAll(frame)
@@ -101,6 +109,7 @@ public final class ArcadClient {
     public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
         let id = nextRequestID
         nextRequestID &+= 2
+        requestUnread = false
         var one = try Self.encode(first, id: id)
         defer { SecureWipe.zero(&one) }
         var two = try Self.encode(second, id: id &+ 1)
@@ -112,7 +121,13 @@ public final class ArcadClient {
         frames.append(contentsOf: one)
         frames.append(contentsOf: two)
         try writeAll(frames)
-        let firstReply = try receiveReply(to: id)
+        let firstReply: Reply
+        do { firstReply = try receiveReply(to: id) } catch {
+            // A reset here may come after arcad carried out `first` with only `second`
+            // left unread: neither may be called unread.
+            requestUnread = false
+            throw error
+        }
         do {
             return (firstReply, .success(try receiveReply(to: id &+ 1)))
         } catch {
@@ -149,6 +164,7 @@ public final class ArcadClient {
         let result = bytes.withUnsafeBytes { raw in
             Result { () throws(Errno) in try UnixSocket.sendAll(socket, raw) }
         }
+        if case .failure = result { requestUnread = true }
         switch result {
         case .success: return
         case .failure(.wouldBlock): throw .timedOut
@@ -175,6 +191,7 @@ public final class ArcadClient {
         case .failure(.wouldBlock):
             throw .timedOut
         case .failure(.connectionReset):
+            requestUnread = true
             throw .connectionClosed
         case .failure(let e):
             throw .system(call: "read", errno: e)

@@ -57,9 +57,10 @@ public final class SocketTransport: ArcadTransport {
                 let reply = try kept.send(request)
                 client = kept
                 return reply
-            } catch .connectionClosed {
-                // arcad closed the kept connection (its idle timeout): once more on a new
-                // one. Never after a timeout, which would double a login's wait.
+            } catch .connectionClosed where kept.requestUnread {
+                // arcad closed the kept connection before reading the request (its idle
+                // timeout): once more on a new one. Never when arcad may have read it (it
+                // must not run twice), nor after a timeout (that would double a login's wait).
             }
         }
         let fresh = try ArcadClient(path: path, timeoutMilliseconds: timeoutMilliseconds)

@@ -21,40 +21,54 @@ final class ArcadLink: @unchecked Sendable {
     }
 
     /// Sends `request`; an `.error` reply becomes `SecretError`. arcad closes
-    /// connections idle past its client timeout: a closed one is retried once, fresh.
+    /// connections idle past its client timeout: a kept one closed before arcad read
+    /// the request is retried once, fresh. Never a request arcad may have read (after a
+    /// timeout or an end of stream): a CreateItem or Delete must not run twice.
     func send(_ request: Request) throws(SecretError) -> Reply {
         var request = request
         defer { request.wipeSecrets() }
         let reply: Reply
         switch attempt(request) {
         case .success(let first): reply = first
-        case .failure(.connectionClosed), .failure(.timedOut):
+        case .failure(let failure) where failure.retryable:
             switch attempt(request) {
             case .success(let second): reply = second
-            case .failure(let error): throw SecretError.failed("arcad: \(error)")
+            case .failure(let failure): throw SecretError.failed("arcad: \(failure.error)")
             }
-        case .failure(let error): throw SecretError.failed("arcad: \(error)")
+        case .failure(let failure): throw SecretError.failed("arcad: \(failure.error)")
         }
         if case .error(let status, let message) = reply { throw SecretError(status: status, message: message) }
         return reply
     }
 
+    /// Why an attempt failed, and whether sending again cannot run the request twice.
+    private struct AttemptFailure: Error {
+        let error: ClientError
+        let retryable: Bool
+    }
+
     // Kept out of line: inlining the client's I/O into a retry loop made the optimizer
     // spend minutes on this file.
     @inline(never)
-    private func attempt(_ request: Request) -> Result<Reply, ClientError> {
-        do throws(ClientError) {
-            let connection: ArcadClient
-            if let existing = client {
-                connection = existing
-            } else {
-                connection = try ArcadClient(path: socketPath, timeoutMilliseconds: 10_000)
+    private func attempt(_ request: Request) -> Result<Reply, AttemptFailure> {
+        let kept = client
+        client = nil
+        let connection: ArcadClient
+        if let kept {
+            connection = kept
+        } else {
+            do { connection = try ArcadClient(path: socketPath, timeoutMilliseconds: 10_000) } catch {
+                return .failure(AttemptFailure(error: error, retryable: false))
             }
+        }
+        do {
+            let reply = try connection.send(request)
             client = connection
-            return .success(try connection.send(request))
+            return .success(reply)
         } catch {
-            client = nil
-            return .failure(error)
+            // Only a kept connection can have been closed for idling.
+            let retryable = kept != nil && error == .connectionClosed && connection.requestUnread
+            return .failure(AttemptFailure(error: error, retryable: retryable))
         }
     }
 

@@ -18,10 +18,11 @@ final class TestArcad {
     /// The test's temporary directory (state, socket, log), deleted by `stop()`.
     var directory: String { arcad.directory }
 
-    init() throws {
+    /// `ownerPrefix` names the throwaway owner; `config` is arcad's arca.conf.
+    init(ownerPrefix: String = "arcacli", config: String = "") throws {
         try #require(getuid() == 0, "the arca daemon tests must run as root (they start arcad and create users)")
-        owner = try TestUser.create(prefix: "arcacli")
-        arcad = try ArcadProcess(prefix: "arca-cli")
+        owner = try TestUser.create(prefix: ownerPrefix)
+        arcad = try ArcadProcess(prefix: "arca-cli", config: config)
     }
 
     /// Runs `arca` as the owner against this daemon.

@@ -16,8 +16,11 @@ struct Run: Equatable, CustomStringConvertible {
 /// The `arca` binary built next to the test bundle (`swift build --build-tests` builds it).
 let arcaPath: String = builtExecutable("arca")
 
-/// Runs `argv` (argv[0] is the program) with `stdin` and extra environment, and waits.
-func run(_ argv: [String], stdin: String = "", environment: [String: String] = [:]) throws -> Run {
+/// Runs `argv` (argv[0] is the program) with `stdin` (written after `delay` microseconds)
+/// and extra environment, and waits.
+func run(_ argv: [String], stdin: String = "", environment: [String: String] = [:], delay: useconds_t = 0)
+    throws -> Run
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: argv[0])
     process.arguments = Array(argv.dropFirst())
@@ -35,6 +38,7 @@ func run(_ argv: [String], stdin: String = "", environment: [String: String] = [
     // fails with EPIPE, which must neither kill the test process nor fail the call.
     signal(SIGPIPE, SIG_IGN)
     try process.run()
+    if delay > 0 { usleep(delay) }
     try? input.fileHandleForWriting.write(contentsOf: Data(stdin.utf8))
     try? input.fileHandleForWriting.close()
     let stdout = out.fileHandleForReading.readDataToEndOfFile()

@@ -1,3 +1,4 @@
+import ArcaClient
 import ArcaProtocol
 import Foundation
 import Glibc
@@ -7,8 +8,10 @@ import Testing
 
 /// A stand-in arcad on a real Unix socket that answers every request `.ok` (a
 /// `kdfParameters` with "no vault") and counts connections, requests, and requests that
-/// arrived together with an earlier one still unanswered; with `closeAfter`, it closes each connection after that many
-/// replies (as arcad does to an idle peer).
+/// arrived together with an earlier one still unanswered; with `closeAfter`, it closes each
+/// connection after that many replies (as arcad does to an idle peer); with
+/// `readsThenCloses`, it then reads one more whole request and closes without a reply (as
+/// an arcad that died mid-request).
 // @unchecked: the counts are touched only while `lock` is held; the rest is immutable.
 final class CountingArcad: @unchecked Sendable {
     let path: String
@@ -23,9 +26,11 @@ final class CountingArcad: @unchecked Sendable {
     /// the next test's listener, which reuses the descriptor number (seen under load: a
     /// test counted 0 connections while its requests were answered).
     private let acceptLoopEnded = DispatchSemaphore(value: 0)
+    private let readsThenCloses: Bool
 
-    init(closeAfter: Int? = nil) throws {
+    init(closeAfter: Int? = nil, readsThenCloses: Bool = false) throws {
         self.closeAfter = closeAfter
+        self.readsThenCloses = readsThenCloses
         path = FileManager.default.temporaryDirectory.appendingPathComponent("arca-pam-\(UUID().uuidString).sock").path
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
@@ -80,7 +85,7 @@ final class CountingArcad: @unchecked Sendable {
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         var replies = 0
-        while closeAfter.map({ replies < $0 }) ?? true {
+        while closeAfter.map({ replies < $0 || (readsThenCloses && replies == $0) }) ?? true {
             if case .complete(let decoded) = Frame.decode(buffer, as: Request.self) {
                 buffer.removeFirst(decoded.length)
                 let next = if case .complete = Frame.decode(buffer, as: Request.self) { 1 } else { 0 }
@@ -88,6 +93,7 @@ final class CountingArcad: @unchecked Sendable {
                 requestCount += 1
                 batchedCount += next
                 lock.unlock()
+                if readsThenCloses, closeAfter == replies { return }
                 let reply: Reply = if case .kdfParameters = decoded.message { .kdfParameters(nil) } else { .ok }
                 guard let frame = try? Frame.encode(reply, requestID: decoded.requestID) else { return }
                 _ = frame.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
@@ -177,5 +183,38 @@ enum CountingArcadError: Error { case cannotListen(String) }
         #expect(try transport.send(request) == .ok)
         #expect(arcad.counts.connections == 2)
         #expect(arcad.counts.requests == 2)
+    }
+
+    @Test("a kept connection closed after arcad read the request: not sent again (it may have run)")
+    func readRequestIsNotSentTwice() throws {
+        let arcad = try CountingArcad(closeAfter: 1, readsThenCloses: true)
+        defer { arcad.stop() }
+        let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
+        #expect(try transport.send(request) == .ok)
+        #expect(throws: ClientError.connectionClosed) { try transport.send(request) }
+        // Before requestUnread, the transport sent it again on a new connection: 3 requests.
+        #expect(arcad.counts.connections == 1)
+        #expect(arcad.counts.requests == 2)
+    }
+
+    @Test("ArcadClient.requestUnread: true when arcad had closed, false when it read the request")
+    func requestUnreadTellsTheTwoApart() throws {
+        let idle = try CountingArcad(closeAfter: 1)
+        defer { idle.stop() }
+        let first = try ArcadClient(path: idle.path, timeoutMilliseconds: 2_000)
+        #expect(try first.send(request) == .ok)
+        #expect(!first.requestUnread)
+        usleep(50_000)  // closed by now
+        #expect(throws: ClientError.connectionClosed) { try first.send(request) }
+        #expect(first.requestUnread)
+        #expect(idle.counts.requests == 1)
+
+        let dying = try CountingArcad(closeAfter: 1, readsThenCloses: true)
+        defer { dying.stop() }
+        let second = try ArcadClient(path: dying.path, timeoutMilliseconds: 2_000)
+        #expect(try second.send(request) == .ok)
+        #expect(throws: ClientError.connectionClosed) { try second.send(request) }
+        #expect(!second.requestUnread)
+        #expect(dying.counts.requests == 2)
     }
 }

@@ -44,8 +44,10 @@ final class ConnectionPool: Sendable {
     }
 
     /// Sends one request on a borrowed connection. A reused connection that
-    /// arcad has closed meanwhile is replaced once; a fresh connection's
-    /// failure is final, so a request is never sent twice after arcad saw it.
+    /// arcad has closed meanwhile (idle past its client_timeout_ms) is replaced
+    /// once, when the failure proves arcad never read the request
+    /// (`ArcadClient.requestUnread`); any other failure is final, so a request
+    /// is never sent twice after arcad may have seen it.
     func send(_ request: Request) throws(KeychainError) -> Reply {
         var (connection, reused) = try borrow()
         while true {
@@ -54,17 +56,12 @@ final class ConnectionPool: Sendable {
                 giveBack(connection)
                 return reply
             } catch {
-                guard reused, error == .connectionClosed || isBrokenPipe(error) else {
+                guard reused, error != .timedOut, connection.client.requestUnread else {
                     throw KeychainError.from(error)
                 }
                 (connection, reused) = try (connect(), false)
             }
         }
-    }
-
-    private func isBrokenPipe(_ error: ClientError) -> Bool {
-        if case .system(let call, _) = error, call == "send" { return true }
-        return false
     }
 
     private func borrow() throws(KeychainError) -> (PooledConnection, Bool) {
