@@ -106,7 +106,8 @@ public final class ArcadClient {
     /// Throws only when the write or `first`'s reply fails; once `first` is answered its
     /// reply is returned, with `second`'s reply or the error that read met, because arcad
     /// has acted on `first` (an unlock) and the caller must still see and wipe that reply.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
+    {
         let id = nextRequestID
         nextRequestID &+= 2
         requestUnread = false

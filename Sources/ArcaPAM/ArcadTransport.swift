@@ -20,7 +20,8 @@ extension ArcadTransport {
     public func disconnect() {}
 
     /// One request after the other; a failure of `first` sends nothing more.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
+    {
         let reply = try send(first)
         do {
             return (reply, .success(try send(second)))
@@ -73,7 +74,8 @@ public final class SocketTransport: ArcadTransport {
     /// both replies: one round trip, so arcad's thread and the login process each wake
     /// once instead of twice (a login's unlock and session, bench/pam/timeline.sh).
     /// Never retried on a new connection: `first` may have been acted on.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
+    {
         let connection: ArcadClient
         if let kept = client {
             connection = kept

@@ -74,7 +74,8 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         var done = 0
         while done < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
-            let written = try valueOrErrno { pwrite(rawValue, rest.baseAddress, rest.count, off_t(offset + done)) }.get()
+            let written = try valueOrErrno { pwrite(rawValue, rest.baseAddress, rest.count, off_t(offset + done)) }
+                .get()
             guard written > 0 else { throw .ioError }
             done += written
         }

@@ -134,7 +134,8 @@ struct SecurePoolTests {
     /// A slot released twice used to be linked in twice: the second release stored the list's
     /// head (the slot itself) in its link, the next allocation handed it out and left it at the
     /// head, and the one after handed it out again: two secrets in one buffer.
-    @Test("a double release is refused and the list stays whole: the next two allocations get distinct slots",
+    @Test(
+        "a double release is refused and the list stays whole: the next two allocations get distinct slots",
         arguments: SecurePool.slotSizes)
     func doubleReleaseIsRefused(size: Int) throws {
         var lists = SecurePool.FreeLists()

@@ -234,7 +234,10 @@ struct BackupTransferDaemonTests {
                 #expect(reply == .backupReceived(length: UInt64(Self.chunk)))
             } else {
                 #expect(status(reply) == -25291)
-                #expect(message(reply) == "arcad stages 8388608 bytes of other users' backups; 4194304 more would pass its cap of 10485760 bytes; try again later")
+                #expect(
+                    message(reply)
+                        == "arcad stages 8388608 bytes of other users' backups; 4194304 more would pass its cap of 10485760 bytes; try again later"
+                )
             }
         }
         #expect(t.daemon.staging.reservedBytes == 8 << 20)

@@ -25,13 +25,34 @@ struct ConfigBackupStagingTests {
     @Test(
         "a bad value is refused with the line and the key",
         arguments: [
-            ("backup_staging_bytes = 1048575", "backup_staging_bytes must be a whole number in 1048576...4294967296, got '1048575'"),
-            ("backup_staging_bytes = 256M", "backup_staging_bytes must be a whole number in 1048576...4294967296, got '256M'"),
-            ("backup_staging_total_bytes = -1", "backup_staging_total_bytes must be a whole number in 1048576...4294967296, got '-1'"),
-            ("backup_staging_total_bytes = 4294967297", "backup_staging_total_bytes must be a whole number in 1048576...4294967296, got '4294967297'"),
-            ("backup_staging_bytes = 1099511627776", "backup_staging_bytes must be a whole number in 1048576...4294967296, got '1099511627776'"),
-            ("backup_staging_idle_seconds = 0", "backup_staging_idle_seconds must be a whole number in 1...86400, got '0'"),
-            ("backup_staging_idle_seconds = ten", "backup_staging_idle_seconds must be a whole number in 1...86400, got 'ten'"),
+            (
+                "backup_staging_bytes = 1048575",
+                "backup_staging_bytes must be a whole number in 1048576...4294967296, got '1048575'"
+            ),
+            (
+                "backup_staging_bytes = 256M",
+                "backup_staging_bytes must be a whole number in 1048576...4294967296, got '256M'"
+            ),
+            (
+                "backup_staging_total_bytes = -1",
+                "backup_staging_total_bytes must be a whole number in 1048576...4294967296, got '-1'"
+            ),
+            (
+                "backup_staging_total_bytes = 4294967297",
+                "backup_staging_total_bytes must be a whole number in 1048576...4294967296, got '4294967297'"
+            ),
+            (
+                "backup_staging_bytes = 1099511627776",
+                "backup_staging_bytes must be a whole number in 1048576...4294967296, got '1099511627776'"
+            ),
+            (
+                "backup_staging_idle_seconds = 0",
+                "backup_staging_idle_seconds must be a whole number in 1...86400, got '0'"
+            ),
+            (
+                "backup_staging_idle_seconds = ten",
+                "backup_staging_idle_seconds must be a whole number in 1...86400, got 'ten'"
+            ),
         ])
     func badValue(line: String, message: String) {
         #expect(throws: ConfigError(location: "t.conf:2", message: message)) {
@@ -45,7 +66,10 @@ struct ConfigBackupStagingTests {
             throws: ConfigError(
                 location: "t.conf",
                 message: "backup_staging_bytes (4194304) must not be more than backup_staging_total_bytes (2097152)")
-        ) { try DaemonConfig.parse("backup_staging_bytes = 4194304\nbackup_staging_total_bytes = 2097152", file: "t.conf") }
+        ) {
+            try DaemonConfig.parse(
+                "backup_staging_bytes = 4194304\nbackup_staging_total_bytes = 2097152", file: "t.conf")
+        }
     }
 
     @Test("one key set alone moves the other's default with it")
@@ -94,7 +118,8 @@ struct ConfigBackupStagingTests {
         #expect(
             stage(60_241, total: 2 << 20 + 1, connection: 300)
                 == .error(
-                    status: .param, message: "the backup is 2097153 bytes; arcad stages at most 2097152 bytes per user"))
+                    status: .param, message: "the backup is 2097153 bytes; arcad stages at most 2097152 bytes per user")
+        )
         #expect(stage(60_241, total: 2 << 20, connection: 300) == .backupReceived(length: UInt64(piece.count)))
         // The total: 2 MiB reserved, another 2 MiB would pass 3 MiB (printed exactly, not in
         // MiB rounded down; before, the message said the cap was held).

@@ -43,7 +43,8 @@ struct SyncJournalAppendFailureTests {
         var free = 64 << 10
         while free > 8192 {
             handle.write(page)
-            free = Int((try FileManager.default.attributesOfFileSystem(forPath: mountPoint))[.systemFreeSize] as? Int64 ?? 0)
+            free = Int(
+                (try FileManager.default.attributesOfFileSystem(forPath: mountPoint))[.systemFreeSize] as? Int64 ?? 0)
         }
         handle.closeFile()
         let big = SyncEntry.record([UInt8](repeating: 2, count: 16 << 10))

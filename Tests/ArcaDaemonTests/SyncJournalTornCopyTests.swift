@@ -99,6 +99,7 @@ struct SyncJournalTornCopyTests {
         pair.b.compactJournal(reason: "test", force: true)
         #expect(try store.read().torn == false)
         var isDirectory: ObjCBool = false
-        #expect(FileManager.default.fileExists(atPath: store.tornPath, isDirectory: &isDirectory) && isDirectory.boolValue)
+        #expect(
+            FileManager.default.fileExists(atPath: store.tornPath, isDirectory: &isDirectory) && isDirectory.boolValue)
     }
 }

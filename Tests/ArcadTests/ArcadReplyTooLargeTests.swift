@@ -11,7 +11,8 @@ import Testing
 struct ArcadReplyTooLargeTests {
     @Test("three 900 KiB secrets in one reply: bufferTooSmall; each alone still reads")
     func replyTooLarge() throws {
-        try withThrowawayUsers(1, prefix: "harden2big", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) { users in
+        try withThrowawayUsers(1, prefix: "harden2big", cleanup: { try? KeyringLayout().purge(user: $0.uid) }) {
+            users in
             let alice = users[0]
             let arcad = try ArcadProcess()
             defer { arcad.stop() }
