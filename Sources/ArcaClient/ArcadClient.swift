@@ -66,6 +66,9 @@ public final class ArcadClient {
     /// client_timeout_ms), or a reset while waiting for the reply (the kernel resets the
     /// peer of a socket closed with bytes unread). A plain end of stream after the whole
     /// request was written leaves it false: arcad may have acted on it and then gone away.
+    /// The reset case holds because arcad reads exactly one frame at a time (Server's
+    /// `converse` asks for what the frame still needs), so bytes left unread are ours.
+    /// After ``send(_:then:)`` it is true only when the write failed.
     public private(set) var requestUnread = false
     /// The socket path this client is connected to.
     public let path: String
@@ -132,6 +135,7 @@ public final class ArcadClient {
         do {
             return (firstReply, .success(try receiveReply(to: id &+ 1)))
         } catch {
+            requestUnread = false  // `first` was carried out: the pair is not unread
             return (firstReply, .failure(error))
         }
     }
