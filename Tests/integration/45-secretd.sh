@@ -18,6 +18,7 @@ user=secretd$$
 cleanup() {
     [ -n "${arcad_pid:-}" ] && { "$build/arca" --socket "$work/arcad.sock" lock --all >/dev/null 2>&1; kill "$arcad_pid"; wait "$arcad_pid" 2>/dev/null; }
     id -u "$user" >/dev/null 2>&1 && { "$build/arca-keyring-probe" purge "$(id -u "$user")" >/dev/null 2>&1; userdel -f "$user"; }
+    drop_parked  # this arcad never comes back: its ring in root's @u goes too
     rm -rf "$work"
 }
 trap cleanup EXIT

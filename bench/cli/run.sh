@@ -32,8 +32,11 @@ cleanup() {
     [ -n "$ARCAD_PID" ] && kill -KILL "$ARCAD_PID" 2>/dev/null || true
     userdel -f "$USER_NAME" 2>/dev/null || true
     gpgconf --homedir "$WORK/gnupg" --kill all >/dev/null 2>&1 || true
+    drop_parked "$WORK"  # this arcad never comes back: its ring in root's @u goes too
     rm -rf "$WORK"
 }
+# shellcheck source=../../Tests/integration/lib-arcad.bash
+. Tests/integration/lib-arcad.bash  # drop_parked (the script runs from the top of the tree)
 trap cleanup EXIT
 
 # Arca: a vault with one item, loaded in the kernel.

@@ -43,8 +43,11 @@ cleanup() {
         kill "$arcad_pid" 2>/dev/null || true; wait "$arcad_pid" 2>/dev/null || true; fi
     if id -u "$user" >/dev/null 2>&1; then
         "$build/arca-keyring-probe" purge "$(id -u "$user")" >/dev/null 2>&1 || true; userdel -f "$user"; fi
+    drop_parked  # this arcad never comes back: its ring in root's @u goes too
     rm -rf "$work"
 }
+# shellcheck source=../../Tests/integration/lib-arcad.bash
+. Tests/integration/lib-arcad.bash  # drop_parked (the script runs from the top of the tree)
 trap cleanup EXIT
 useradd -M -N -s /usr/sbin/nologin "$user"
 U=$(id -u "$user"); G=$(id -g "$user")
