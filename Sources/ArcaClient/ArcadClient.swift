@@ -70,6 +70,12 @@ public final class ArcadClient {
     /// `converse` asks for what the frame still needs), so bytes left unread are ours.
     /// After ``send(_:then:)`` it is true only when the write failed.
     public private(set) var requestUnread = false
+
+    /// Whether the request whose ``send(_:)`` threw `error` may be sent once more, on a new
+    /// connection: arcad cannot have read it (``requestUnread``), and it did not time out
+    /// (sending again would double the wait on a slow arcad). The one rule every kept
+    /// connection (the library's pool, pam_arca, arca-secretd) retries by.
+    public func mayResend(after error: ClientError) -> Bool { requestUnread && error != .timedOut }
     /// The socket path this client is connected to.
     public let path: String
 

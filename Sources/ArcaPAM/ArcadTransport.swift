@@ -58,10 +58,9 @@ public final class SocketTransport: ArcadTransport {
                 let reply = try kept.send(request)
                 client = kept
                 return reply
-            } catch .connectionClosed where kept.requestUnread {
+            } catch let failure where kept.mayResend(after: failure) {
                 // arcad closed the kept connection before reading the request (its idle
-                // timeout): once more on a new one. Never when arcad may have read it (it
-                // must not run twice), nor after a timeout (that would double a login's wait).
+                // timeout): once more on a new one.
             }
         }
         let fresh = try ArcadClient(path: path, timeoutMilliseconds: timeoutMilliseconds)

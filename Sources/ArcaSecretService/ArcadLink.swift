@@ -67,7 +67,7 @@ final class ArcadLink: @unchecked Sendable {
             return .success(reply)
         } catch {
             // Only a kept connection can have been closed for idling.
-            let retryable = kept != nil && error == .connectionClosed && connection.requestUnread
+            let retryable = kept != nil && connection.mayResend(after: error)
             return .failure(AttemptFailure(error: error, retryable: retryable))
         }
     }

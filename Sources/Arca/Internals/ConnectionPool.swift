@@ -46,7 +46,7 @@ final class ConnectionPool: Sendable {
     /// Sends one request on a borrowed connection. A reused connection that
     /// arcad has closed meanwhile (idle past its client_timeout_ms) is replaced
     /// once, when the failure proves arcad never read the request
-    /// (`ArcadClient.requestUnread`); any other failure is final, so a request
+    /// (`ArcadClient.mayResend(after:)`); any other failure is final, so a request
     /// is never sent twice after arcad may have seen it.
     func send(_ request: Request) throws(KeychainError) -> Reply {
         var (connection, reused) = try borrow()
@@ -56,7 +56,7 @@ final class ConnectionPool: Sendable {
                 giveBack(connection)
                 return reply
             } catch {
-                guard reused, error != .timedOut, connection.client.requestUnread else {
+                guard reused, connection.client.mayResend(after: error) else {
                     throw KeychainError.from(error)
                 }
                 (connection, reused) = try (connect(), false)
