@@ -40,6 +40,10 @@ public final class Server: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let workers = ConnectionWorkers()
     private let connectionNumbers = Atomic<UInt64>(1)
+    /// Where `run()` waits for `stop()`.
+    private let stopped = Condition()
+    /// How long a connection thread waits in `accept` before it exits (the last one stays).
+    static let idleSeconds = 30
     /// Connections root may hold at once.
     static let rootConnectionLimit = 1024
 
@@ -58,22 +62,24 @@ public final class Server: Sendable {
             listener = try SocketSystem.listen(path: config.socketPath, mode: 0o666)
             Log.info("listening on \(config.socketPath)")
         }
+        // accept(2) honours the listener's receive timeout: how idle connection threads leave.
+        try SocketSystem.setTimeouts(listener, milliseconds: Self.idleSeconds * 1000)
     }
 
-    /// Accepts connections until `stop()`; each is served on its own thread (one that
-    /// finished an earlier connection, or a new one).
+    /// Serves connections until `stop()`: starts the first connection thread
+    /// (ConnectionWorkers), then waits.
     public func run() {
         while !stopping.load(ordering: .relaxed) {
-            let client: Int32
             do {
-                client = try SocketSystem.accept(listener)
+                try workers.start(Listening(server: self))
+                break
             } catch {
-                if stopping.load(ordering: .relaxed) { break }
-                Log.warning("accept: \(error)")
-                if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
-                continue
+                Log.error("cannot start the accepting thread: \(error)")
+                usleep(100_000)
             }
-            serve(client)
+        }
+        stopped.withLock {
+            while !stopping.load(ordering: .relaxed) { stopped.wait() }
         }
     }
 
@@ -81,9 +87,47 @@ public final class Server: Sendable {
     public func stop() {
         stopping.store(true, ordering: .relaxed)
         shutdown(listener, Int32(SHUT_RDWR))
+        stopped.withLock { stopped.broadcast() }
     }
 
-    private func serve(_ fd: Int32) {
+    /// The listening socket as the connection threads see it.
+    private struct Listening: ConnectionSource {
+        let server: Server
+        func accept() -> AcceptEvent<Admitted> { server.acceptOne() }
+        func serve(_ connection: Admitted) { server.serve(connection) }
+        func refuse(_ connection: Admitted, because error: any Error) {
+            Log.error("cannot start a connection thread: \(error)")
+            close(connection.fd)
+            server.release(connection.peer)
+        }
+    }
+
+    /// A connection counted against its uid's and arcad's limits.
+    struct Admitted: Sendable {
+        let fd: Int32
+        let peer: PeerCredentials
+    }
+
+    /// One `accept(2)` on the listener, and the admission of what it returned.
+    private func acceptOne() -> AcceptEvent<Admitted> {
+        let client: Int32
+        do {
+            client = try SocketSystem.accept(listener)
+        } catch {
+            if stopping.load(ordering: .relaxed) { return .stopped }
+            // The listener's receive timeout: no connection within the idle time.
+            if error.errno == .wouldBlock { return .idle }
+            Log.warning("accept: \(error)")
+            if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
+            return .nothing
+        }
+        guard let peer = admit(client) else { return .nothing }
+        return .connection(Admitted(fd: client, peer: peer))
+    }
+
+    /// The peer of a new connection, counted against its uid's and arcad's limits; nil
+    /// (and the connection closed) when it is refused.
+    private func admit(_ fd: Int32) -> PeerCredentials? {
         var peer: PeerCredentials
         do {
             peer = try SocketSystem.peerCredentials(fd)
@@ -95,7 +139,7 @@ public final class Server: Sendable {
         } catch {
             Log.warning("connection refused: \(error)")
             close(fd)
-            return
+            return nil
         }
         // Root is the login stack of every user (PAM in login, sshd, display
         // managers), so it gets a wider bound than one user's processes.
@@ -110,22 +154,24 @@ public final class Server: Sendable {
         if let refusal {
             Log.warning("\(refusal); closing a new one from uid \(peer.uid)")
             close(fd)
-            return
+            return nil
         }
-        do {
-            try workers.run { [self] in
-                converse(fd, peer: peer)
-                close(fd)
-                handler.connectionClosed(peer)
-                connections.withLock { counts in
-                    counts[peer.uid, default: 1] -= 1
-                    if counts[peer.uid] == 0 { counts[peer.uid] = nil }
-                }
-            }
-        } catch {
-            Log.error("cannot start a connection thread: \(error)")
-            close(fd)
-            connections.withLock { $0[peer.uid, default: 1] -= 1 }
+        return peer
+    }
+
+    /// Converses on an admitted connection, then closes it and releases its count.
+    private func serve(_ connection: Admitted) {
+        converse(connection.fd, peer: connection.peer)
+        close(connection.fd)
+        handler.connectionClosed(connection.peer)
+        release(connection.peer)
+    }
+
+    /// A connection of `peer` ended: one fewer counted against its uid.
+    private func release(_ peer: PeerCredentials) {
+        connections.withLock { counts in
+            counts[peer.uid, default: 1] -= 1
+            if counts[peer.uid] == 0 { counts[peer.uid] = nil }
         }
     }
 

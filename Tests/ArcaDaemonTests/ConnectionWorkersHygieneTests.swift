@@ -42,17 +42,21 @@ import Testing
     }
 
     @Test func aWaitingThreadKeepsNothingOfTheLastJobOnItsStack() throws {
-        let workers = ConnectionWorkers(maxIdle: 1, idleSeconds: 10)
+        let listener = FakeListener()
+        defer { listener.stop() }
+        let workers = ConnectionWorkers(maxIdle: 1)
+        try workers.start(listener)
         let stack = Mutex<Range<UInt>?>(nil)
         let foundInJob = Mutex(false)
-        try workers.run {
+        listener.connect {
             Self.leavePatternDeepOnStack()
             let range = try? UsedStack.range()
             // The scan sees the pattern while the job runs: its absence later means something.
             foundInJob.withLock { $0 = range.map { Self.memory($0, contains: Self.pattern) } ?? false }
             stack.withLock { $0 = range }
         }
-        #expect(ConnectionWorkersTests.eventually { workers.threadsWaiting == 1 })
+        // The thread that served it accepts again, beside the first.
+        #expect(ConnectionWorkersTests.eventually { workers.threadsAccepting == 2 })
         let range = try #require(stack.withLock { $0 })
         #expect(range.count == 512 * 1024)
         #expect(foundInJob.withLock { $0 })
@@ -64,20 +68,25 @@ import Testing
 @Suite struct ConnectionWorkersRootTests {
     @Test func aKeyLeftInTheThreadKeyringDoesNotReachTheNextJobAsRoot() throws {
         try #require(getuid() == 0, "ConnectionWorkersRootTests must run as root")
-        let workers = ConnectionWorkers(maxIdle: 1, idleSeconds: 10)
+        let listener = FakeListener()
+        defer { listener.stop() }
+        let workers = ConnectionWorkers(maxIdle: 1)
+        try workers.start(listener)
         let threads = Mutex<[UInt]>([])
         let added = Mutex<Int32?>(nil)
         let seenByNext = Mutex<[KeySerial]?>(nil)
-        try workers.run {
+        listener.connect {
             threads.withLock { $0.append(UInt(pthread_self())) }
             let payload = try? SecretBytes(count: 3) { $0[0] = 7 }
             let key = try? KeySerial.add(
                 type: "user", description: "login16b-thread-leftover", payload: payload, to: .threadKeyring)
             added.withLock { $0 = key?.rawValue }
         }
-        #expect(ConnectionWorkersTests.eventually { workers.threadsWaiting == 1 })
+        #expect(ConnectionWorkersTests.eventually { workers.threadsAccepting == 2 })
         let key = try #require(added.withLock { $0 })
-        try workers.run {
+        let first = try #require(threads.withLock { $0.first })
+        // The next connection goes to that same thread.
+        listener.connect(onThread: first) {
             threads.withLock { $0.append(UInt(pthread_self())) }
             // Without creating it: an absent thread keyring holds nothing either.
             let links = (try? KeySerial.threadKeyring.resolve(create: false)).map { (try? $0.links()) ?? [] } ?? []
@@ -89,6 +98,6 @@ import Testing
         // Its only link was the thread keyring, so clearing that left the key to the
         // kernel's garbage collector; nothing to remove here.
         #expect(key > 0)
-        #expect(workers.threadsStarted == 1)
+        #expect(workers.threadsStarted == 2)
     }
 }
