@@ -101,6 +101,23 @@ final class Database {
         }
     }
 
+    /// Runs `body`, which only reads, in one DEFERRED transaction: its statements share one
+    /// snapshot and one shared lock of the WAL (each statement outside a transaction takes
+    /// and drops them itself). Inside an open transaction, `body` just runs in it. The caller
+    /// must not wait inside (the snapshot keeps the checkpointer from reusing the WAL).
+    func read<R>(_ body: () throws -> R) throws -> R {
+        if isInTransaction { return try body() }
+        try statement("BEGIN").run()
+        do {
+            let result = try body()
+            try statement("COMMIT").run()
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
     /// Whether a transaction is open (SQLite rolls one back by itself after some
     /// errors). The corresponding C function is `sqlite3_get_autocommit`.
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }

@@ -1,0 +1,11 @@
+/// Several reads of one request in one transaction.
+extension Vault {
+    /// Runs `body`, which only reads the vault (`copyMatching` and the like), in one read
+    /// transaction: one snapshot and one shared lock of the WAL for all its queries, where
+    /// each query alone takes and drops them (arcad's unlock read the items of two classes
+    /// in ten queries). Inside another transaction, `body` runs in that one. `body` must
+    /// not write and must not wait (a snapshot held keeps the WAL from restarting).
+    public func reading<R>(_ body: () throws -> R) throws -> R {
+        try guarded { try db.read(body) }
+    }
+}
