@@ -97,11 +97,12 @@ final class ConnectionWorkers: Sendable {
                 // thread keyring, not what its frames left on the stack.
                 guard Self.clearThreadKeyring(), (try? UsedStack.clear()) != nil else { break }
             }
-            guard counts.withLock({ counts -> Bool in
-                guard counts.accepting <= maxIdle else { return false }
-                counts.accepting += 1
-                return true
-            })
+            guard
+                counts.withLock({ counts -> Bool in
+                    guard counts.accepting <= maxIdle else { return false }
+                    counts.accepting += 1
+                    return true
+                })
             else { break }
             connection = accept(source)
             if connection == nil { break }
