@@ -14,7 +14,7 @@
 # p10..p90, the ratio issue 15 names (Arca above secret-tool's floor / gnome-keyring above it;
 # target <= 0.2x), and the differences arca - floor (and arca - arca.B): what Arca adds over a
 # provider answering from memory. Root; everything it starts is gone on exit.
-#   ARCA_BUILD=$PWD/.build/release bash bench/secretd/lookup-paired.sh [/work/other/.build/release]
+#   ARCA_BUILD=$PWD/.build/release bash bench/secretd/lookup-paired.sh [/work/other/.build/release]   (GK=0: no gnome-keyring)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-60}
@@ -123,6 +123,7 @@ if [ -n "$build_b" ]; then
     columns+=("$(col arca.B B "$ub" "$sd_pid,$arcad_pid")")
     pairs="$pairs arca/arca.B arca.B/floor"
 fi
+if [ "${GK:-1}" != 0 ]; then # GK=0: no gnome-keyring column (an A/B of two builds, quicker)
 bus "$ua" gk
 printf bench-pw | BUS=$(addr gk) as "$ua" gnome-keyring-daemon --unlock --components=secrets >/dev/null
 waitname "$ua" gk
@@ -131,6 +132,7 @@ gk=$(BUS=$(addr gk) as "$ua" gdbus call --session -d org.freedesktop.DBus -o /or
 pids+=("$gk")
 BUS=$(addr gk) as "$ua" /usr/bin/python3 "$work/bench.py" fill 0 "$ITEMS" >/dev/null
 columns+=("$(col gnome-keyring gk "$ua" "$gk")")
+fi
 
 echo "== bench/secretd/lookup-paired ($(nproc) cores, $ITEMS items per provider; load average at the start $load0)"
 echo "   arca: $build${build_b:+; arca.B: $build_b}"
