@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/secretd: arca-secretd beside gnome-keyring, each on its own private session
 # bus, as a throwaway user (arca-secretd over a real arcad and vault):
-#   * `secret-tool lookup` as a whole process (hyperfine): with gnome-keyring, with
+#   * `secret-tool lookup` as a whole process (hyperfine, and at the end in paired rounds:
+#     lookup-paired.sh): with gnome-keyring, with
 #     arca-secretd, and secret-tool's own floor (a bus with no provider at all);
 #   * SearchItems over 1,000 items, and `secret-tool search --all` of 1,000 items;
 #   * the floor of a provider: floor-provider.c, answering the same calls from memory with
@@ -254,3 +255,8 @@ print("%-44s %-20s %-16s %-28s %-10s %s" % ("figure (issue 15)", "target", "meas
 for r in rows:
     print("%-44s %-20s %-16s %-28s %-10s %s" % r)
 PY
+
+# Issue 15's lookup figure again, in paired rounds (bench/secretd/lookup-paired.sh): the lookup row
+# above is a difference of medians, which moved by several ms between quiet runs.
+echo
+ARCA_BUILD=$build bash bench/secretd/lookup-paired.sh
