@@ -117,8 +117,12 @@ public final class SecretService {
         do {
             try bus.addFallback(SecretObject.base) { [unowned self] message in handle(message) }
             try bus.addFallback(Self.callbackBase) { [unowned self] message in prompterCallback(message) }
+            // Only names that lose their owner (arg2, the new owner, empty): a rule without it
+            // woke this process for every connection to the bus as it arrived, too (one wake-up
+            // per client for nothing: `secret-tool lookup` woke it twice for NameOwnerChanged).
             try bus.addMatch(
-                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+                    + "arg2=''"
             ) { [unowned self] message in clientGone(message) }
             try bus.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameLost'"
