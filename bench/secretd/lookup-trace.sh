@@ -65,8 +65,9 @@ strace -f -ttt -T -s 0 -o "$work/sd.strace" -p "$sd" 2>/dev/null &
 pids+=($!)
 strace -f -ttt -T -s 0 -o "$work/arcad.strace" -p "$arcad" 2>/dev/null &
 pids+=($!)
-sleep 1 # the monitor and both straces attached
+sleep 2 # the monitor and both straces attached (strace says "attached" only to its own stderr)
 [ "$(as secret-tool lookup bench 1 id "$key")" = "secret-$key" ] || { echo "lookup-trace: the lookup failed" >&2; exit 1; }
 sleep 0.5
 echo "== one secret-tool lookup, arca-secretd + arcad of $build ($ITEMS items; load $(cut -d' ' -f1-3 /proc/loadavg))"
 /usr/bin/python3 bench/secretd/lookup_calls.py "$work/monitor.txt" "$work/sd.strace" "$work/arcad.strace"
+grep -q sendto "$work/sd.strace" || echo "lookup-trace: no request to arcad traced: strace attached too late? run again" >&2
