@@ -60,8 +60,8 @@ public final class SecretService {
     var uncachedFound: Set<String> = []
     /// The login collection's label and the class of new items, from arcad.
     var settings = CollectionSettings(label: "Login", accessible: .afterFirstUnlock)
-    /// The next DH key pair, made while idle so that OpenSession does one exponentiation.
-    var spareKey: DHKeyPair?
+    /// The next DH key pair, made ahead of time so that OpenSession does one exponentiation.
+    let spareKey = SpareKey()
     /// Unlock prompts being shown by the system prompter, by callback path.
     var flows: [String: PromptFlow] = [:]
     let promptChecks = PromptChecks()
@@ -117,8 +117,12 @@ public final class SecretService {
         do {
             try bus.addFallback(SecretObject.base) { [unowned self] message in handle(message) }
             try bus.addFallback(Self.callbackBase) { [unowned self] message in prompterCallback(message) }
+            // Only names that lose their owner (arg2, the new owner, empty): a rule without it
+            // woke this process for every connection to the bus as it arrived, too (one wake-up
+            // per client for nothing: `secret-tool lookup` woke it twice for NameOwnerChanged).
             try bus.addMatch(
-                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'"
+                "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+                    + "arg2=''"
             ) { [unowned self] message in clientGone(message) }
             try bus.addMatch(
                 "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameLost'"
@@ -155,13 +159,15 @@ public final class SecretService {
                     trimHeap = false
                     messagesSinceTrim = 0
                 }
-                // The next DH key pair is made once the bus has been quiet a moment: made at
-                // once, it delayed the call a client sends right after OpenSession's reply
-                // (SearchItems, in `secret-tool lookup`) by an exponentiation.
-                if spareKey != nil {
+                // OpenSession starts a thread for the next DH key pair (`SpareKey`); the bus
+                // thread makes one itself only when none is ready or on its way (at start, or
+                // when no thread could be started), and only once the bus has been quiet a
+                // moment: made at once, it delayed the call a client sends right after
+                // OpenSession's reply (SearchItems, in `secret-tool lookup`) by an exponentiation.
+                if spareKey.isReadyOrMaking {
                     try bus.wait(orReadable: wake.fd)
                 } else if try !bus.wait(orReadable: wake.fd, limit: Self.quietBeforeSpareKeyMilliseconds) {
-                    spareKey = try? DHKeyPair.generate()
+                    spareKey.fill()
                 }
             } catch {
                 return "session bus: \(error)"
