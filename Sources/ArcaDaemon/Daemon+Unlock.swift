@@ -69,6 +69,7 @@ extension Daemon {
                 throw HandlerError.vault(error)
             }
             state.vault = vault
+            publishParameters(uid: uid, of: vault)
             Log.notice("uid \(uid): vault created")
             apply(state.lock.unlock(), to: state, vault: vault)
             return .ok
@@ -96,6 +97,7 @@ extension Daemon {
                 try vault.changePassword(
                     oldDerivedKey: key, newDerivedKey: pending.key, newParameters: pending.parameters)
                 state.pending = nil
+                publishParameters(uid: state.uid, of: vault)
                 Log.notice("uid \(state.uid): vault re-wrapped to the new login password")
             } catch {
                 Log.error("uid \(state.uid): cannot re-wrap to the new login password: \(error)")
