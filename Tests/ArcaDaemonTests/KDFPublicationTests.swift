@@ -80,8 +80,24 @@ import Testing
         #expect(try place.published(uid)?.parameters == reset)
     }
 
+    /// pam_arca asks arcad only when it found no copy it could believe: a request from root
+    /// rewrites the copy of a vault already open; a user's request (a screen locker) does not.
+    @Test func rootAskingRewritesACopyItCouldNotBelieve() throws {
+        let place = try Place()
+        #expect(place.send(.enroll(uid: uid, key: try derivedKey("pw"), parameters: testParameters)) == .ok)
+        let path = PublishedKDFParameters.path(socketPath: place.config.socketPath, uid: uid)
+        let good = try Data(contentsOf: URL(fileURLWithPath: path))
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path))
+        var request = Request.kdfParameters(uid: uid)
+        #expect(place.daemon.handle(&request, from: PeerCredentials(pid: 1, uid: uid, gid: uid)) == .kdfParameters(testParameters))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data([1, 2, 3]), "a user's request writes nothing")
+        #expect(place.send(.kdfParameters(uid: uid)) == .kdfParameters(testParameters))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == good)
+    }
+
     @Test func aDaemonAskedNotToPublishWritesNothing() throws {
         let root = NSTemporaryDirectory() + "login16f-kdfpub-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
         defer { try? FileManager.default.removeItem(atPath: root) }
         var config = DaemonConfig()
         config.stateDirectory = root + "/state"

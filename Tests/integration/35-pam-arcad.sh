@@ -138,8 +138,12 @@ chown "$u" "$pub"
 expect "attack: a file the user owns (wrong salt) is not believed, arcad is asked" "$(login_unlocks "forged by the user" | tail -1)" arcad
 rm -f "$pub"
 expect "missing: arcad is asked" "$(login_unlocks "no published copy" | tail -1)" arcad
-cp -p "$work/pub.good" "$pub"
+# A restarted arcad republishes what it opens at start (parked keys): put the old copy
+# (its publisher is gone) back after it is up, with a wrong salt.
+stop_arcad
+rm -f "$sock"
 start_arcad
+cp -p "$work/pub.good" "$pub"
 flip_salt
 expect "stale: root's file from an arcad that is gone (wrong salt) is not believed" "$(login_unlocks "stale after a restart" | tail -1)" arcad
 expect "the restarted arcad published again when asked" "$(login_unlocks "republished" | tail -1)" published
