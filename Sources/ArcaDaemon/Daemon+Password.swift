@@ -16,6 +16,7 @@ extension Daemon {
                 throw HandlerError.vault(error)
             }
             state.forgetNewPassword()
+            publishParameters(uid: uid, of: vault)
             Log.notice("uid \(uid): vault password changed")
             return .ok
         }
@@ -60,6 +61,7 @@ extension Daemon {
                 throw HandlerError.vault(error)
             }
             state.forgetNewPassword()
+            publishParameters(uid: uid, of: vault)
             Log.notice("uid \(uid): vault recovered with the recovery key and wrapped to a new password")
             switch try unlockLocked(state, vault: vault, key: newKey) {
             case .unlocked: return .ok

@@ -14,6 +14,8 @@ extension Daemon {
         try authorize(peer, for: uid)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             guard let vault = try self.vault(of: state) else { return .kdfParameters(nil) }
+            // The login stack asks only when it found no copy it could believe: write it again.
+            if peer.isRoot { publishParameters(uid: uid, of: vault) }
             let p = vault.kdfParameters
             return .kdfParameters(
                 KeyDerivationParameters(
@@ -69,6 +71,7 @@ extension Daemon {
                 throw HandlerError.vault(error)
             }
             state.vault = vault
+            publishParameters(uid: uid, of: vault)
             Log.notice("uid \(uid): vault created")
             apply(state.lock.unlock(), to: state, vault: vault)
             return .ok
@@ -96,6 +99,7 @@ extension Daemon {
                 try vault.changePassword(
                     oldDerivedKey: key, newDerivedKey: pending.key, newParameters: pending.parameters)
                 state.pending = nil
+                publishParameters(uid: state.uid, of: vault)
                 Log.notice("uid \(state.uid): vault re-wrapped to the new login password")
             } catch {
                 Log.error("uid \(state.uid): cannot re-wrap to the new login password: \(error)")

@@ -32,6 +32,8 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     let events = EventHub()
     /// Backups moving in chunks between arcad and `arca export`/`import`.
     let staging: BackupStaging
+    /// Where vaults' KDF parameters are published for pam_arca (KDFPublication.swift).
+    let publication: KDFPublication?
 
     /// The most Argon2id passes a vault may ask for.
     static let maximumOpsLimit: UInt64 = 32
@@ -42,9 +44,11 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
     /// Derivations one uid may have waiting beyond its running one; more are refused (busy).
     static let maximumWaitingPerUID = 4
 
-    /// A daemon over `config.stateDirectory`, publishing to `kernel`.
-    public init(config: DaemonConfig, kernel: (any KernelPublishing)? = nil) throws {
+    /// A daemon over `config.stateDirectory`, publishing to `kernel`; with
+    /// `publishesParameters`, vaults' KDF parameters go next to the socket for pam_arca.
+    public init(config: DaemonConfig, kernel: (any KernelPublishing)? = nil, publishesParameters: Bool = false) throws {
         self.config = config
+        publication = publishesParameters ? KDFPublication(socketPath: config.socketPath) : nil
         staging = BackupStaging(
             perUserLimit: config.backupStagingBytes, totalLimit: config.backupStagingTotalBytes,
             idleSeconds: Double(config.backupStagingIdleSeconds))
@@ -236,6 +240,7 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
         do {
             let vault = try Vault.open(at: path)
             state.vault = vault
+            publishParameters(uid: state.uid, of: vault)
             return vault
         } catch {
             throw HandlerError.vault(error)

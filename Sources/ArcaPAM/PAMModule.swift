@@ -78,7 +78,7 @@ public final class PAMModule {
         context.removeStash(name: AuthStash.name)
         context.removeStash(name: CandidateStash.name)
         let plan: AuthStash.Plan
-        switch try send(.kdfParameters(uid: uid)) {
+        switch try vaultParameters(uid: uid, unprivileged: unprivileged) {
         case .kdfParameters(let parameters?):
             let key = try derive(password, try usable(parameters))
             if unprivileged || options.unlockInAuth {
@@ -113,6 +113,17 @@ public final class PAMModule {
         }
         // auth never vouches for the password: that is the other modules' job.
         return .ignore
+    }
+
+    /// The vault's KDF parameters as arcad's reply: as root, the copy arcad published
+    /// (``PublishedParameters``: no connection), else arcad's answer to `kdfParameters`.
+    /// Only a vault that exists is published; "no vault" always comes from arcad.
+    private func vaultParameters(uid: UInt32, unprivileged: Bool) throws(ModuleError) -> Reply {
+        if !unprivileged, let published = PublishedParameters.read(socketPath: options.socketPath, uid: uid) {
+            debug("KDF parameters from the copy arcad published; no connection in auth")
+            return .kdfParameters(published)
+        }
+        return try send(.kdfParameters(uid: uid))
     }
 
     /// Unlocks the vault of `uid` with `key`. As the login stack (root) through

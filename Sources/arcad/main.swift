@@ -129,7 +129,7 @@ let daemon: Daemon
 let server: Server
 let credentials: CredentialServer
 do {
-    daemon = try Daemon(config: config)
+    daemon = try Daemon(config: config, publishesParameters: true)
     daemon.restoreParkedKeys()
     // A user deleted while arcad was down: clear their keyrings now, not in a minute.
     daemon.purgeDeletedUsers()

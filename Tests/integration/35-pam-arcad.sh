@@ -116,6 +116,48 @@ out=$(PAM_AUTHTOK=pass-3 wrapped "$driver" solo $u auth open) || true
 grep -q 'arcad refused' "$work/stderr" && bad "new password refused after re-wrap" "$(syslog)" ||
     ok "after that unlock, the reset password unlocks"
 
+echo "-- auth reads the KDF parameters arcad published (no connection), and only when they can be trusted"
+solo solodebug timeout=2000 debug
+pub="$sock.kdf/$uid"
+log_mark=$(wc -l <"$work/arcad.log")
+# login_unlocks WHAT: a solo login with the current password (pass-3) unlocks; prints where
+# auth took the parameters from ("published" or "arcad").
+login_unlocks() {
+    PAM_AUTHTOK=pass-3 wrapped "$driver" solodebug $u auth open close >/dev/null || true
+    if grep -q 'arcad refused' "$work/stderr"; then bad "$1: the login's key was refused" "$(syslog)"; return; fi
+    ok "$1: the vault unlocks"
+    grep -q 'from the copy arcad published' "$work/stderr" && echo published || echo arcad
+}
+expect "published: root 0600 in a root 0700 directory" "$(stat -c '%u %a' "$sock.kdf" "$pub" | paste -sd' ')" "0 700 0 600"
+expect "a login takes them from the published copy" "$(login_unlocks "published copy" | tail -1)" published
+# flip_salt: the file with its first salt byte changed (offset 40): parameters the vault does not have.
+flip_salt() { printf '\xff' | dd of="$pub" bs=1 seek=40 conv=notrunc status=none; }
+cp -p "$pub" "$work/pub.good"
+flip_salt
+chown "$u" "$pub"
+expect "attack: a file the user owns (wrong salt) is not believed, arcad is asked" "$(login_unlocks "forged by the user" | tail -1)" arcad
+rm -f "$pub"
+expect "missing: arcad is asked" "$(login_unlocks "no published copy" | tail -1)" arcad
+# A restarted arcad republishes what it opens at start (parked keys): put the old copy
+# (its publisher is gone) back after it is up, with a wrong salt.
+stop_arcad
+rm -f "$sock"
+start_arcad
+cp -p "$work/pub.good" "$pub"
+flip_salt
+expect "stale: root's file from an arcad that is gone (wrong salt) is not believed" "$(login_unlocks "stale after a restart" | tail -1)" arcad
+expect "the restarted arcad published again when asked" "$(login_unlocks "republished" | tail -1)" published
+rc=0; PAM_OLDAUTHTOK=pass-3 PAM_AUTHTOK=pass-4 wrapped pamtester login $u chauthtok >/dev/null || rc=$?
+expect "rekey (chauthtok, new salt) succeeds" "$rc" 0
+cmp -s "$work/pub.good" "$pub" && bad "the published copy did not change with the password" || ok "the published copy changed with the password"
+out=$(PAM_AUTHTOK=pass-4 wrapped "$driver" solodebug $u auth open close) || true
+grep -q 'arcad refused' "$work/stderr" && bad "after the rekey, the new password was refused" "$(syslog)" ||
+    ok "after the rekey, the new password unlocks"
+grep -q 'from the copy arcad published' "$work/stderr" && ok "... from the republished copy" || bad "not from the republished copy" "$(syslog)"
+tail -n +$((log_mark + 1)) "$work/arcad.log" | grep -q 'wrong password' &&
+    bad "arcad counted a wrong key" "$(tail -n +$((log_mark + 1)) "$work/arcad.log" | grep wrong)" ||
+    ok "no wrong key reached arcad in any of these logins"
+
 echo "-- a real /etc/pam.d service: pam_unix, pam_keyinit force revoke, pam_arca"
 svc=arca-e2e-$$
 echo "$u:unix-pass" | chpasswd

@@ -1,3 +1,4 @@
+import ArcaSystem
 import CSystemd
 
 #if canImport(Glibc)
@@ -75,19 +76,6 @@ final class ProcessHandle: @unchecked Sendable {
     /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks after boot);
     /// nil when the process does not exist (or, with `ignoringZombies`, is a zombie).
     static func startTime(of pid: Int32, ignoringZombies: Bool = false) -> UInt64? {
-        let fd = Glibc.open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { return nil }
-        // "pid (comm) S ppid …": comm may hold spaces and parentheses; fields
-        // are counted after its last ')'.
-        guard let close = buffer[..<n].lastIndex(of: UInt8(ascii: ")")) else { return nil }
-        let fields = buffer[(close + 1)..<n].split(separator: UInt8(ascii: " "))
-        guard fields.count > 19 else { return nil }
-        if ignoringZombies, fields[0].first == UInt8(ascii: "Z") || fields[0].first == UInt8(ascii: "X") { return nil }
-        // fields[0] is field 3 (state): field 22 is fields[19].
-        return UInt64(String(decoding: fields[19], as: UTF8.self))
+        ProcessStartTime.of(pid: UInt32(bitPattern: pid), ignoringZombies: ignoringZombies)
     }
 }

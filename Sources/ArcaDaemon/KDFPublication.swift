@@ -1,0 +1,79 @@
+import ArcaCrypto
+import ArcaProtocol
+import ArcaSystem
+import ArcaVault
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The KDF parameters of the vaults arcad has open, published for pam_arca next to the
+/// socket (``PublishedKDFParameters``: the format, and the checks pam_arca makes before
+/// believing a file), so that a login's auth derives the key without a connection.
+///
+/// Written when arcad opens or creates a vault and after each change of its parameters
+/// (password change, recovery, a pending re-wrap), always under the user's lock, so one
+/// uid's writes never interleave. Best effort: a failure is logged and the user's file
+/// removed, and pam_arca asks arcad instead. Files of an earlier arcad are left: their
+/// publisher is gone, so pam_arca ignores them until this arcad rewrites them.
+final class KDFPublication: Sendable {
+    /// `<socket>.kdf`.
+    let directory: String
+    private let publisherPID: UInt32
+    private let publisherStartTime: UInt64
+
+    /// The publication of the arcad listening on `socketPath`; nil (nothing is published)
+    /// when arcad cannot read its own start time in `/proc`.
+    init?(socketPath: String) {
+        guard let start = ProcessStartTime.current else {
+            Log.warning("cannot read arcad's start time in /proc: KDF parameters are not published for pam_arca")
+            return nil
+        }
+        directory = PublishedKDFParameters.directory(socketPath: socketPath)
+        publisherPID = UInt32(bitPattern: getpid())
+        publisherStartTime = start
+    }
+
+    /// Publishes `parameters` as those of `uid`'s vault: a temporary file, then rename, so a
+    /// reader sees the old file or the new one.
+    func publish(uid: UInt32, _ parameters: KDFParameters) {
+        let path = directory + "/" + PublishedKDFParameters.fileName(uid: uid)
+        let temporary = path + ".tmp"
+        let bytes = PublishedKDFParameters(
+            publisherPID: publisherPID, publisherStartTime: publisherStartTime, uid: uid,
+            parameters: KeyDerivationParameters(
+                opsLimit: parameters.opsLimit, memoryLimit: UInt64(parameters.memoryLimit), salt: parameters.salt)
+        ).encoded()
+        do {
+            try prepareDirectory()
+            try FileSystem.removeIfPresent(temporary)
+            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            defer { close(fd) }
+            try FileSystem.replaceContent(fd, with: bytes)
+            try FileSystem.rename(temporary, path)
+        } catch {
+            Log.warning("uid \(uid): cannot publish the KDF parameters for pam_arca: \(error)")
+            try? FileSystem.removeIfPresent(temporary)
+            try? FileSystem.removeIfPresent(path)
+        }
+    }
+
+    /// Creates the directory (0700) or checks the one there: a directory of arcad's own uid
+    /// that nobody else may read or write.
+    private func prepareDirectory() throws {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw SystemError(call: "mkdir \(directory)", errno: Errno.current)
+        }
+        guard let status = try FileSystem.status(path: directory), status.isDirectory, !status.isSymbolicLink,
+            status.owner == geteuid(), status.permissions & 0o077 == 0
+        else { throw HandlerError(.notAvailable, "\(directory) is not a 0700 directory of arcad's own") }
+    }
+}
+
+extension Daemon {
+    /// Publishes the parameters `vault` has now as those of `uid`'s vault (nothing without
+    /// a publication: the in-process tests, unless they ask for one).
+    func publishParameters(uid: UInt32, of vault: Vault) {
+        publication?.publish(uid: uid, vault.kdfParameters)
+    }
+}
