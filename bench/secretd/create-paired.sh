@@ -55,7 +55,7 @@ cleanup() {
         "${builds[0]}/arca-keyring-probe" purge "$(id -u "$user")" >/dev/null 2>&1 || true
         userdel -f "$user"
     fi
-    rm -rf "$work"
+    if [ -n "${KEEP:-}" ]; then echo "create-paired: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 useradd -M -N -s /usr/sbin/nologin "$user"

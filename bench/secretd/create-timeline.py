@@ -41,11 +41,13 @@ def analyse(directory):
     events = parse_perf(os.path.join(directory, "perf.txt"))
     wal_fds = {e[3]["fd"] for e in events if e[2] == "sys_enter_pwrite64" and e[3].get("count") == 24}
     frames, pages, syncs = [], [], []  # times; pages: (time, tid); syncs: (start, end, fd, tid)
+    writers = collections.Counter()  # threads writing WAL frames: the committing one(s)
     open_sync = {}
     for t, tid, name, f, _ in events:
         if name == "sys_enter_pwrite64":
             if f.get("count") == 24 and f.get("fd") in wal_fds:
                 frames.append(t)
+                writers[tid] += 1
             elif f.get("count") == 4096 and f.get("fd") not in wal_fds:
                 pages.append((t, tid))
         elif name in ("sys_enter_fdatasync", "sys_enter_fsync"):
@@ -101,6 +103,16 @@ def analyse(directory):
     out["add ms away from passes"] = typical
     out["add ms beside a pass"] = statistics.median(near) if near else 0
     out["ms passes add (sum/pass)"] = sum(l - typical for l in near) / len(passes) if passes else 0
+    # Passes the committing thread ran itself (inside an add) and passes of the checkpoint thread.
+    for kind, mine in (("writer", True), ("thread", False)):
+        ps = [p for p in passes if (p[2] in writers) == mine]
+        out["passes by the %s" % kind] = len(ps)
+        out["  %s: pages per pass" % kind] = statistics.median([p[3] for p in ps]) if ps else 0
+        out["  %s: pass ms (median)" % kind] = statistics.median([(p[1] - p[0]) * 1000 for p in ps]) if ps else 0
+        extra = 0.0
+        for p in ps:
+            extra += sum((t1 - t0) * 1000 - typical for _, t0, t1 in adds if t0 <= p[1] and t1 >= p[0])
+        out["  %s: ms added to adds/pass" % kind] = extra / len(ps) if ps else 0
     commit_syncs = [(s1 - s0) * 1000 for s0, s1, fd, _ in syncs if fd in wal_fds]
     out["WAL sync ms (median)"] = statistics.median(commit_syncs) if commit_syncs else 0
     out["fdatasync total/100 adds"] = len(syncs) * 100 / len(adds)
