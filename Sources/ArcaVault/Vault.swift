@@ -32,13 +32,8 @@ public final class Vault {
     static let schemaVersion = 3
     static let formatName = "arca-vault"
 
-    /// WAL frames (pages) after which a background checkpoint starts: twice SQLite's own
-    /// default. What a restart cycle of the WAL costs the adds beside it is mostly fixed (five
-    /// flushes: the pass's WAL and database syncs, the finishing commit's two, the new WAL's
-    /// header), not its pages (bench/secretd/create-paired.sh: a thread pass of ~100 pages took
-    /// 2.4 ms, a finish of ~20 pages 8 ms): a cycle every ~140 adds instead of ~70 pays it half
-    /// as often, for a WAL of up to ~8 MiB instead of ~4.
-    public static let defaultCheckpointPages = 2000
+    /// WAL frames (pages) after which a background checkpoint starts: SQLite's own default.
+    public static let defaultCheckpointPages = 1000
 
     private init(
         path: String, db: Database, vaultID: [UInt8], kdfParameters: KDFParameters,
