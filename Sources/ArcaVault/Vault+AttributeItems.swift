@@ -257,10 +257,16 @@ extension Vault {
         }
     }
 
-    private static func randomAccount() -> String {
-        SecureRandom.bytes(count: 16).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
-        }.joined()
+    /// 32 lowercase hex digits of 16 random bytes. Built as bytes: the per-byte Character
+    /// arrays and Strings it was made of were 2.4 % of arcad's CPU time in a CreateItem stream.
+    static func randomAccount() -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        for byte in SecureRandom.bytes(count: 16) {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }

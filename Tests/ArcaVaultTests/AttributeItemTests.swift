@@ -42,6 +42,23 @@ import Testing
         #expect(keychain.first?.attributes?.secretAttributes == Self.unicode)
     }
 
+    @Test func randomAccountIsThirtyTwoLowercaseHexDigitsAndFresh() {
+        let hex = Set("0123456789abcdef")
+        var seen = Set<String>()
+        var digitsSeen = Set<Character>()
+        for _ in 0..<200 {
+            let account = Vault.randomAccount()
+            #expect(account.count == 32)
+            #expect(account.utf8.count == 32)
+            #expect(account.allSatisfy(hex.contains))
+            digitsSeen.formUnion(account)
+            seen.insert(account)
+        }
+        #expect(seen.count == 200)
+        // 6,400 digits drawn: every one of the 16 shows up (a table slip would leave some out).
+        #expect(digitsSeen == hex)
+    }
+
     @Test func searchIsExactAndCaseSensitiveAndAllowsExtraAttributes() throws {
         let dir = try TempDir()
         let (vault, _) = try makeVault(dir)

@@ -3,6 +3,8 @@
 
   fill FROM TO        CreateItem items FROM..TO-1 (plain session); prints the mean cost
                       of each block of 100 that starts at a checkpoint (100, 1000, 5000, 9900)
+  filllog FROM TO F   as fill, and writes each call's start and end (CLOCK_MONOTONIC, s) to F
+                      (bench/secretd/create-paired.sh lines them up with arcad's syscalls)
   searchitems         SearchItems({"bench": "1"}) over every item: the median of 5 calls, in ms
   burst K FROM N      K clients at once, each its own connection and CreateItem of N items in a
                       row (ids FROM…): wall time from a common start to the last reply, per item
@@ -30,8 +32,9 @@ b = dbus.SessionBus()
 service = b.get_object("org.freedesktop.secrets", BASE)
 SVC = "org.freedesktop.Secret.Service"
 
-if sys.argv[1] in ("fill", "client"):
+if sys.argv[1] in ("fill", "client", "filllog"):
     start, end = int(sys.argv[2]), int(sys.argv[3])
+    log = open(sys.argv[4], "w") if sys.argv[1] == "filllog" else None
     _, session = service.OpenSession("plain", dbus.String(""), dbus_interface=SVC)
     col = b.get_object("org.freedesktop.secrets", str(service.ReadAlias("default", dbus_interface=SVC)))
     block_start = None
@@ -47,7 +50,10 @@ if sys.argv[1] in ("fill", "client"):
                 {"bench": "1", "id": str(i), "xdg:schema": "org.example.Bench"}, signature="ss")}, signature="sv")
         secret = dbus.Struct((session, dbus.ByteArray(b""), dbus.ByteArray(b"secret-%d" % i), "text/plain"),
                              signature="oayays")
+        t0 = time.monotonic()
         col.CreateItem(props, secret, False, dbus_interface="org.freedesktop.Secret.Collection")
+        if log:
+            log.write("%d %.6f %.6f\n" % (i, t0, time.monotonic()))
         if block_start is not None and i == block_first + 99:
             print("create items %d-%d: %.2f ms/item" % (block_first, i, (time.perf_counter() - block_start) * 10))
             block_start = None
