@@ -181,11 +181,41 @@ struct ConnectInterruptTests {
         return (FileDescriptor(rawValue: fd), port, queued)
     }
 
+    /// A Unix listener (backlog 0) whose queue is full, at a fresh path.
+    struct FullUnixListener {
+        let path: String
+        let listener: FileDescriptor
+        let queued: [FileDescriptor]
+
+        /// Closes the connections and the listener, and removes the socket file.
+        func close() {
+            (queued + [listener]).forEach { $0.close() }
+            unlink(path)
+        }
+    }
+
+    private static func fullUnixListener() throws -> FullUnixListener {
+        let path = "/tmp/arca-sys-eintr-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+        let listener = try UnixSocket.listen(path: path, mode: 0o600, backlog: 0)
+        let queued = fillBacklog { () throws(Errno) in try UnixSocket.connect(path: path, timeoutMilliseconds: 100) }
+        return FullUnixListener(path: path, listener: listener, queued: queued)
+    }
+
     /// ``interruptedConnect(_:)`` of a loopback connect to `port`.
     private static func interruptedConnect(port: UInt16, timeoutMilliseconds: Int) -> Attempt {
         interruptedConnect { () throws(Errno) in
             try LoopbackSocket.connect(port: port, timeoutMilliseconds: timeoutMilliseconds)
         }
+    }
+
+    @Test("not interrupted: a connect past its timeout fails with wouldBlock, TCP (Linux: EINPROGRESS) as Unix")
+    func timeoutIsWouldBlock() throws {
+        let (listener, port, queued) = try Self.fullTCPListener()
+        defer { (queued + [listener]).forEach { $0.close() } }
+        #expect(throws: Errno.wouldBlock) { try LoopbackSocket.connect(port: port, timeoutMilliseconds: 100) }
+        let unix = try Self.fullUnixListener()
+        defer { unix.close() }
+        #expect(throws: Errno.wouldBlock) { try UnixSocket.connect(path: unix.path, timeoutMilliseconds: 100) }
     }
 
     @Test("TCP, with a timeout: the interrupted connect is waited for and times out as wouldBlock (not EALREADY)")
@@ -235,23 +265,15 @@ struct ConnectInterruptTests {
 
     @Test("Unix: Linux drops an interrupted connect; it is made again and completes once there is room")
     func unixCompletes() throws {
-        let path = "/tmp/arca-sys-eintr-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
-        let listener = try UnixSocket.listen(path: path, mode: 0o600, backlog: 0)
-        defer {
-            listener.close()
-            unlink(path)
-        }
-        let queued = Self.fillBacklog { () throws(Errno) in
-            try UnixSocket.connect(path: path, timeoutMilliseconds: 100)
-        }
-        defer { queued.forEach { $0.close() } }
+        let unix = try Self.fullUnixListener()
+        defer { unix.close() }
         try Self.withInterruptingHandler {
-            let attempt = Self.interruptedConnect { () throws(Errno) in try UnixSocket.connect(path: path) }
+            let attempt = Self.interruptedConnect { () throws(Errno) in try UnixSocket.connect(path: unix.path) }
             // That connect returned EINTR; the thread is blocked again in a new one, as the
             // kernel dropped the first.
             #expect(Self.eventually { attempt.systemCall == Self.connectCall })
-            let accepted = try Self.expectConnectsOnceRoom(attempt, listener)
-            #expect(accepted == queued.count + 1)
+            let accepted = try Self.expectConnectsOnceRoom(attempt, unix.listener)
+            #expect(accepted == unix.queued.count + 1)
         }
     }
 }
