@@ -49,13 +49,16 @@ public enum FleetCLI {
 
     static func execute(_ arguments: [String]) throws(FleetError) {
         var options = try FleetOptions.parse(arguments)
-        if options.flags.contains("help") || options.verb == "help" {
+        if options.flags.contains("help") {
             write(1, usage + "\n")
             return
         }
         let configPath = options.value("conf") ?? FleetConfig.defaultPath
         guard let verb = FleetVerb.named(options.verb) else { throw .usage("unknown verb \(options.verb)") }
+        try options.refuseFlags(except: verb.flags)
         switch verb.handler {
+        case .printsUsage:
+            write(1, usage + "\n")
         case .writesConfig(let run):
             try run(&options, configPath)
         case .readsConfig(let run):

@@ -79,14 +79,18 @@ struct FleetOptions {
         return positionals[0]
     }
 
-    /// Refuses options the verb does not take (no silently ignored flags).
+    /// Refuses valued options and positionals the verb did not read (nothing is silently
+    /// ignored); flags were checked against the verb's row before it ran (``refuseFlags(except:)``).
     func done() throws(FleetError) {
         if let extra = values.keys.first(where: { !used.contains($0) }) {
             throw .usage("\(verb) does not take --\(extra)")
         }
         if !positionals.isEmpty && !used.contains("#positional") { throw .usage("\(verb) takes no arguments") }
-        let allowedFlags: Set<String> = verb == "status" ? ["json", "local"] : verb == "hosts" ? ["json"] : []
-        if let flag = flags.first(where: { !allowedFlags.contains($0) }) {
+    }
+
+    /// Refuses a flag that is not in `taken` (the verb's row: ``FleetVerb/flags``).
+    func refuseFlags(except taken: Set<String>) throws(FleetError) {
+        if let flag = flags.sorted().first(where: { !taken.contains($0) }) {
             throw .usage("\(verb) does not take --\(flag)")
         }
     }

@@ -71,6 +71,8 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let timedOut = Errno(rawValue: ETIMEDOUT)
     /// Connection refused: nothing listens at the socket (`ECONNREFUSED`).
     public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
+    /// The socket is not connected (`ENOTCONN`).
+    public static let notConnected = Errno(rawValue: ENOTCONN)
     /// Operation now in progress (`EINPROGRESS`).
     public static let inProgress = Errno(rawValue: EINPROGRESS)
     /// Operation already in progress; for sd-bus: a name this connection owns already (`EALREADY`).
@@ -127,6 +129,7 @@ extension Errno: CustomStringConvertible {
         case ECONNRESET: "ECONNRESET"
         case ETIMEDOUT: "ETIMEDOUT"
         case ECONNREFUSED: "ECONNREFUSED"
+        case ENOTCONN: "ENOTCONN"
         case EINPROGRESS: "EINPROGRESS"
         case EALREADY: "EALREADY"
         case EBADMSG: "EBADMSG"

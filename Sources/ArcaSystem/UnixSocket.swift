@@ -27,17 +27,16 @@ public struct SocketPeer: Equatable, Sendable {
 /// Unix stream sockets: the calls arcad, its clients and the PAM module make on
 /// them. Every descriptor is close-on-exec; sends never raise `SIGPIPE`.
 public enum UnixSocket {
-    /// A connected stream socket to `path`. With `timeoutMilliseconds`, reads and
-    /// writes on it fail with ``Errno/wouldBlock`` after that long (the socket stays
-    /// blocking). The corresponding C functions are `socket`, `setsockopt` and `connect`.
+    /// A connected stream socket to `path`. With `timeoutMilliseconds`, the connect,
+    /// and reads and writes on the socket, fail with ``Errno/wouldBlock`` after that long
+    /// (the socket stays blocking). A signal during the connect does not start a second one
+    /// (`SocketConnect`). The corresponding C functions are `socket`, `setsockopt` and `connect`.
     public static func connect(path: String, timeoutMilliseconds: Int? = nil) throws(Errno) -> FileDescriptor {
         var address = try SocketAddress.unix(path)
         let fd = try stream()
         do throws(Errno) {
             if let timeoutMilliseconds { try setTimeouts(fd, milliseconds: timeoutMilliseconds) }
-            try nothingOrErrno {
-                address.withSockaddr { Glibc.connect(fd.rawValue, $0, $1) }
-            }.get()
+            try SocketConnect.connect(fd, to: &address, timeoutMilliseconds: timeoutMilliseconds)
             return fd
         } catch {
             fd.close()

@@ -44,6 +44,30 @@ import Testing
                 == Run(status: 2, stdout: "", stderr: "error: 'get' needs --service\nusage: arca get [options]\n"))
     }
 
+    /// arca-fleetd (through `arca fleet`) refuses an unknown verb, naming it, before it reads
+    /// fleet.conf: an unreadable (a directory) or garbage fleet.conf still gets the verb message.
+    @Test func fleetUnknownVerbBeforeFleetConf() throws {
+        let directory = "/tmp/arca-cli-fleet-conf-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let garbage = directory + "/fleet.conf"
+        try Data("\u{1}garbage\n".utf8).write(to: URL(fileURLWithPath: garbage))
+        let usage = "usage: arca fleet [--conf PATH] VERB [options]"
+        for conf in [directory, garbage] {
+            let run = try arca(["fleet", "--conf", conf, "frobnicate"])
+            #expect(run.status == 2, "\(conf)")
+            #expect(run.stdout == "")
+            #expect(run.stderr.hasPrefix("arca fleet: unknown verb frobnicate\n\(usage)"), "\(run)")
+        }
+        // A known verb with the same fleet.conf paths meets them.
+        #expect(
+            try arca(["fleet", "--conf", directory, "refresh"]).stderr.hasPrefix(
+                "arca fleet: cannot read \(directory)\n"))
+        #expect(
+            try arca(["fleet", "--conf", garbage, "refresh"]).stderr.hasPrefix(
+                "arca fleet: fleet.conf line 1: not a known `key = value`\n"))
+    }
+
     @Test func importHandsOverOnlyTheSecretServiceSource() throws {
         #expect(HandOver.matching(["import", "--from", "secret-service"])?.handOver.program == "arca-secretd")
         #expect(

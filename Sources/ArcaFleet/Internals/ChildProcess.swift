@@ -15,53 +15,78 @@ final class ChildProcess {
     private var errorText: [UInt8] = []
     private var reaped: Int32?
 
-    /// Starts `path` with `arguments`, writes `input` to its stdin and closes it.
+    /// One pipe, both ends close-on-exec; as `FileDescriptor.pipe`.
+    typealias Pipe = (read: FileDescriptor, write: FileDescriptor)
+
+    /// Starts `path` with `arguments`, writes `input` to its stdin and closes it. When a pipe
+    /// or the spawn fails, every descriptor made so far is closed: the agent runs for months
+    /// and starts a child per etcd call, so a leak per failure would end in EMFILE.
     init(path: String, arguments: [String], input: [UInt8]) throws(FleetError) {
         // Close-on-exec from the start (pipe2): our ends must not leak into other children
         // (each agent runs a watch child at all times); dup2 onto 0-2 clears it in the child.
-        let inPipe: [Int32]
-        let outPipe: [Int32]
-        let errPipe: [Int32]
+        let pipes: [Pipe]
         do {
-            let (inRead, inWrite) = try FileDescriptor.pipe()
-            inPipe = [inRead.rawValue, inWrite.rawValue]
-            let (outRead, outWrite) = try FileDescriptor.pipe()
-            outPipe = [outRead.rawValue, outWrite.rawValue]
-            let (errRead, errWrite) = try FileDescriptor.pipe()
-            errPipe = [errRead.rawValue, errWrite.rawValue]
+            pipes = try Self.pipes(3) { () throws(Errno) in try FileDescriptor.pipe() }
         } catch {
             throw .etcd("pipe: \(String(cString: strerror(error.rawValue)))")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        let words: [String] = [path] + arguments
-        let environment: [String] = ["PATH=/usr/bin:/bin", "ETCDCTL_API=3"]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { word in strdup(word) } + [nil]
-        defer { for p in argv + envp { free(p) } }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, path, &actions, nil, argv, envp)
-        close(inPipe[0])
-        close(outPipe[1])
-        close(errPipe[1])
-        guard status == 0 else {
-            close(inPipe[1])
-            close(outPipe[0])
-            close(errPipe[0])
-            throw .etcd("cannot run \(path): \(String(cString: strerror(status)))")
+        let childEnds = [pipes[0].read, pipes[1].write, pipes[2].write]
+        let ourEnds = [pipes[0].write, pipes[1].read, pipes[2].read]
+        let spawned = Self.spawn(path, [path] + arguments, standardStreams: childEnds)
+        for fd in childEnds { fd.close() }
+        switch spawned {
+        case .success(let child):
+            pid = child
+        case .failure(let error):
+            for fd in ourEnds { fd.close() }
+            throw .etcd("cannot run \(path): \(String(cString: strerror(error.rawValue)))")
         }
-        pid = child
-        stdoutFD = outPipe[0]
-        stderrFD = errPipe[0]
+        stdoutFD = ourEnds[1].rawValue
+        stderrFD = ourEnds[2].rawValue
         // etcdctl reads its stdin to the end before it talks to etcd; values are small
         // (a few KiB) but a full pipe must not deadlock us, so ignore SIGPIPE-style failures.
-        let stdin = FileDescriptor(rawValue: inPipe[1])
+        let stdin = ourEnds[0]
         _ = input.withUnsafeBytes { raw in Result { () throws(Errno) in try stdin.writeAll(raw) } }
         stdin.close()
+    }
+
+    /// `count` pipes made by `make`, or none: when one fails, those already made are closed.
+    static func pipes(_ count: Int, making make: () throws(Errno) -> Pipe) throws(Errno) -> [Pipe] {
+        var made: [Pipe] = []
+        do throws(Errno) {
+            for _ in 0..<count { made.append(try make()) }
+            return made
+        } catch {
+            for pipe in made {
+                pipe.read.close()
+                pipe.write.close()
+            }
+            throw error
+        }
+    }
+
+    /// posix_spawn of `path` with `words` as argv, the fixed environment, and
+    /// `standardStreams` dup'ed onto 0, 1 and 2. Opens no descriptor of ours.
+    private static func spawn(_ path: String, _ words: [String], standardStreams: [FileDescriptor])
+        -> Result<pid_t, Errno>
+    {
+        var actions = posix_spawn_file_actions_t()
+        // These return the error number instead of setting errno.
+        let initialized = posix_spawn_file_actions_init(&actions)
+        guard initialized == 0 else { return .failure(Errno(rawValue: initialized)) }
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for (target, fd) in standardStreams.enumerated() {
+            let added = posix_spawn_file_actions_adddup2(&actions, fd.rawValue, CInt(target))
+            guard added == 0 else { return .failure(Errno(rawValue: added)) }
+        }
+        let environment: [String] = ["PATH=/usr/bin:/bin", "ETCDCTL_API=3"]
+        let argv: [UnsafeMutablePointer<CChar>?] = words.map { word in strdup(word) }
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { word in strdup(word) }
+        defer { for p in argv + envp { free(p) } }
+        guard !(argv + envp).contains(where: { $0 == nil }) else { return .failure(.noMemory) }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, path, &actions, nil, argv + [nil], envp + [nil])
+        return status == 0 ? .success(child) : .failure(Errno(rawValue: status))
     }
 
     deinit {
