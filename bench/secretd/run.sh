@@ -74,11 +74,12 @@ waitname() { for _ in $(seq 200); do gdbus call --session -d org.freedesktop.DBu
 # "MS ITEMS": the wall time, and how many items secret-tool printed (all 1,000, or the run failed).
 # A third field: secret-tool's own CPU ms (user + system).
 allsearch() { /usr/bin/python3 -c "import resource,subprocess,time; t=time.perf_counter(); r=subprocess.run(['secret-tool','search','--all','bench','1'],capture_output=True); u=resource.getrusage(resource.RUSAGE_CHILDREN); print('%.0f %d %.0f' % ((time.perf_counter()-t)*1000, r.stdout.count(b'[/'), (u.ru_utime+u.ru_stime)*1000))"; }
-# CPU time (ms, from the scheduler's ns counts of every thread) of the given pids, for the
-# provider's cost per lookup. Threads that ended meanwhile are not counted (none should:
-# arca-secretd keeps its arcad connection, hence arcad its thread).
-cpums() { local t=0 p f; for p in "$@"; do for f in /proc/$p/task/*/schedstat; do t=$((t + $(cut -d' ' -f1 "$f"))); done
-    done; echo $((t / 1000000)); }
+# CPU time (ms) of the given pids, whole processes: utime + stime of /proc/PID/stat count every
+# thread the process ever had, those that exited meanwhile too (a thread per request or session
+# would escape a sum over /proc/PID/task). Clock ticks (10 ms at 100 Hz): over the 33 runs of a
+# lookup figure that is 0.3 ms per lookup; a search --all costs hundreds of ms.
+cpums() { local t=0 p f; for p in "$@"; do read -ra f <<<"$(sed 's/.*) //' "/proc/$p/stat")"; t=$((t + f[11] + f[12]))
+    done; echo $((t * 1000 / $(getconf CLK_TCK))); }
 # "hf NAME CMD PIDS...": the median, then the pids' CPU ms per run (3 warm-up runs + 30).
 hfcpu() { local name=$1 cmd=$2; shift 2; local c0; c0=$(cpums "$@")
     local med; med=$(hf "$name" "$cmd"); echo "$med $(/usr/bin/python3 -c "print('%.2f' % (($(cpums "$@") - $c0) / 33))")"; }
