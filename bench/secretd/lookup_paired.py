@@ -19,9 +19,10 @@ of the per-round differences to the first column (secret-tool alone) and to ever
 table names, with p10..p90 of those differences: the load of the moment falls on both sides of a
 difference alike.
 """
-import os, random, statistics, subprocess, sys, time
+import os, random, signal, statistics, subprocess, sys, time
 
 KEY = os.environ.get("LOOKUP_ID", "500")
+TIMEOUT = 10  # s per lookup
 ARGV = ["secret-tool", "lookup", "bench", "1", "id", KEY]
 
 
@@ -60,6 +61,10 @@ def provider_counts(pids):
 
 def main():
     rounds = int(sys.argv[1])
+
+    def hung(_signum, _frame):
+        sys.exit("lookup-paired: a lookup took over %d s" % TIMEOUT)  # cleanup stops the buses, secret-tool with them
+    signal.signal(signal.SIGALRM, hung)
     columns = []
     for spec in sys.argv[2:]:
         name, uid, gid, home, address, pids = spec.split(":", 5)
@@ -73,8 +78,10 @@ def main():
         t = time.perf_counter()
         p = subprocess.Popen(ARGV, user=c["uid"], group=c["gid"], extra_groups=[], env=c["env"],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=c["env"]["HOME"])
+        signal.alarm(TIMEOUT)  # a hung provider must not hang the run (hung() ends it)
         out = p.stdout.read()
         _, status, usage = os.wait4(p.pid, 0)
+        signal.alarm(0)
         elapsed = (time.perf_counter() - t) * 1000
         p.returncode = os.waitstatus_to_exitcode(status)
         got = out.decode(errors="replace").strip()
