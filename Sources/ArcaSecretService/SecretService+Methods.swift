@@ -26,7 +26,8 @@ extension SecretService {
                 throw SecretError.invalidArgs("the input of dh-ietf1024-sha256-aes128-cbc-pkcs7 is a byte array")
             }
             do {
-                let pair = try spareKey.take()  // and a thread starts making the next
+                let pair = try spareKey ?? DHKeyPair.generate()
+                spareKey = nil  // the loop makes the next one once idle
                 let (ours, cipher) = try DHSession.negotiate(clientPublicKey: clientKey, pair: pair)
                 sessions[id] = TransferSession(owner: caller, cipher: cipher)
                 return [.variant(.bytes(ours)), .objectPath(SecretObject.session(id).path)]

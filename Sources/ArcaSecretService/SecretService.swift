@@ -60,8 +60,8 @@ public final class SecretService {
     var uncachedFound: Set<String> = []
     /// The login collection's label and the class of new items, from arcad.
     var settings = CollectionSettings(label: "Login", accessible: .afterFirstUnlock)
-    /// The next DH key pair, made ahead of time so that OpenSession does one exponentiation.
-    let spareKey = SpareKey()
+    /// The next DH key pair, made while idle so that OpenSession does one exponentiation.
+    var spareKey: DHKeyPair?
     /// Unlock prompts being shown by the system prompter, by callback path.
     var flows: [String: PromptFlow] = [:]
     let promptChecks = PromptChecks()
@@ -159,15 +159,13 @@ public final class SecretService {
                     trimHeap = false
                     messagesSinceTrim = 0
                 }
-                // OpenSession starts a thread for the next DH key pair (`SpareKey`); the bus
-                // thread makes one itself only when none is ready or on its way (at start, or
-                // when no thread could be started), and only once the bus has been quiet a
-                // moment: made at once, it delayed the call a client sends right after
-                // OpenSession's reply (SearchItems, in `secret-tool lookup`) by an exponentiation.
-                if spareKey.isReadyOrMaking {
+                // The next DH key pair is made once the bus has been quiet a moment: made at
+                // once, it delayed the call a client sends right after OpenSession's reply
+                // (SearchItems, in `secret-tool lookup`) by an exponentiation.
+                if spareKey != nil {
                     try bus.wait(orReadable: wake.fd)
                 } else if try !bus.wait(orReadable: wake.fd, limit: Self.quietBeforeSpareKeyMilliseconds) {
-                    spareKey.fill()
+                    spareKey = try? DHKeyPair.generate()
                 }
             } catch {
                 return "session bus: \(error)"

@@ -32,6 +32,8 @@ pids=()    # processes to stop (providers, buses, arcads)
 users=()
 # shellcheck source=../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
+# shellcheck source=lib.bash
+. bench/secretd/lib.bash # as, waitprovider, start_bus, start_arcad, start_secretd
 cleanup() {
     local p u
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
@@ -55,47 +57,15 @@ newuser() {
     mkdir -p "$work/$1$$"
     chown "$(id -u "$user"):$(id -g "$user")" "$work/$1$$"
 }
-as() { # USER CMD...: as that user, clean environment; EXEC=1: in place of the shell (for `&`: $! is then the command)
-    local u=$1
-    shift
-    ${EXEC:+exec} setpriv --reuid="$(id -u "$u")" --regid="$(id -g "$u")" --clear-groups env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
-        HOME="$(getent passwd "$u" | cut -d: -f6)" XDG_RUNTIME_DIR="$(getent passwd "$u" | cut -d: -f6)" \
-        ${BUS:+DBUS_SESSION_BUS_ADDRESS=$BUS} ${SOCK:+ARCA_SOCKET=$SOCK} "$@"
-}
-# bus USER NAME: a private bus for column NAME, its address in $work/NAME.bus
-bus() {
-    EXEC=1 as "$1" dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/$2.bus" &
-    pids+=($!)
-    for _ in $(seq 250); do [ -s "$work/$2.bus" ] && break; sleep 0.02; done
-    [ -s "$work/$2.bus" ] || { echo "lookup-paired: the bus for $2 did not start" >&2; exit 1; }
-}
+bus() { start_bus "$1" "$work/$2.bus"; } # USER NAME: a private bus for column NAME, its address in $work/NAME.bus
 addr() { head -1 "$work/$1.bus"; }
-waitname() { # USER NAME
-    local _i
-    for _i in $(seq 200); do
-        BUS=$(addr "$2") as "$1" gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
-            -m org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true && return
-        sleep 0.05
-    done
-    echo "lookup-paired: no provider came up for $2" >&2
-    exit 1
-}
 # arca NAME BUILD USER: arcad (state in $work/NAME), a vault, arca-secretd on bus NAME, ITEMS items.
 # Sets arcad_pid and sd_pid.
 arca() {
     local name=$1 b=$2 u=$3
-    mkdir -p "$work/$name"
-    "$b/arcad" --foreground --config /dev/null --state-dir "$work/$name/state" --socket "$work/$name/arcad.sock" \
-        2>"$work/$name/arcad.log" &
-    arcad_pid=$!
-    pids+=($!)
-    for _ in $(seq 250); do [ -S "$work/$name/arcad.sock" ] && break; sleep 0.02; done
-    printf 'bench-pw\n' | SOCK=$work/$name/arcad.sock as "$u" "$b/arca" init --no-recovery-key >/dev/null
+    start_arcad "$b" "$work/$name" "$u" --config /dev/null
     bus "$u" "$name"
-    BUS=$(addr "$name") SOCK=$work/$name/arcad.sock EXEC=1 as "$u" "$b/arca-secretd" 2>"$work/$name/secretd.log" &
-    sd_pid=$!
-    pids+=($!)
-    waitname "$u" "$name"
+    start_secretd "$b" "$work/$name" "$u" "$(addr "$name")"
     BUS=$(addr "$name") as "$u" /usr/bin/python3 "$work/bench.py" fill 0 "$ITEMS" >/dev/null
 }
 col() { # COLUMN BUS USER PIDS → one column argument of lookup_paired.py
@@ -111,7 +81,7 @@ bus "$ua" floor
 BUS=$(addr floor) EXEC=1 as "$ua" "$work/floor-provider" "$ITEMS" dh &
 pids+=($!)
 fp=$!
-waitname "$ua" floor
+waitprovider "$ua" "$(addr floor)"
 arca A "$build" "$ua"
 arcad_a=$arcad_pid sd_a=$sd_pid
 columns=("$(col alone alone "$ua" "")" "$(col floor floor "$ua" "$fp")" "$(col arca A "$ua" "$sd_a,$arcad_a")")
@@ -125,11 +95,12 @@ if [ -n "$build_b" ]; then
 fi
 if [ "${GK:-1}" != 0 ]; then # GK=0: no gnome-keyring column (an A/B of two builds, quicker)
 bus "$ua" gk
-printf bench-pw | BUS=$(addr gk) as "$ua" gnome-keyring-daemon --unlock --components=secrets >/dev/null
-waitname "$ua" gk
-gk=$(BUS=$(addr gk) as "$ua" gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
-    -m org.freedesktop.DBus.GetConnectionUnixProcessID org.freedesktop.secrets | grep -o '[0-9][0-9]*' | tail -1)
+# In the foreground, so that its pid is known (and stopped on exit) before anything can fail.
+printf bench-pw | BUS=$(addr gk) EXEC=1 as "$ua" gnome-keyring-daemon --foreground --unlock --components=secrets \
+    >/dev/null 2>&1 &
+gk=$!
 pids+=("$gk")
+waitprovider "$ua" "$(addr gk)"
 BUS=$(addr gk) as "$ua" /usr/bin/python3 "$work/bench.py" fill 0 "$ITEMS" >/dev/null
 columns+=("$(col gnome-keyring gk "$ua" "$gk")")
 fi

@@ -18,6 +18,8 @@ user=lkptr$$
 pids=()
 # shellcheck source=../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
+# shellcheck source=lib.bash
+. bench/secretd/lib.bash # as, start_bus, start_arcad, start_secretd
 cleanup() {
     local p
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
@@ -33,40 +35,26 @@ trap cleanup EXIT
 useradd -M -N -s /usr/sbin/nologin -d "$work/home" "$user"
 mkdir "$work/home" && chown "$(id -u "$user"):$(id -g "$user")" "$work/home"
 cp bench/secretd/bus.conf bench/secretd/bench.py "$work/"
-as() { # CMD...: as the user; EXEC=1: in place of the shell (for `&`: $! is then the command)
-    ${EXEC:+exec} setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --clear-groups env -i \
-        PATH=/usr/bin:/bin LANG=C.UTF-8 HOME="$work/home" XDG_RUNTIME_DIR="$work/home" ARCA_SOCKET="$work/arcad.sock" \
-        ${BUS:+DBUS_SESSION_BUS_ADDRESS=$BUS} "$@"
-}
-"$build/arcad" --foreground --config /dev/null --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
-arcad=$!
-pids+=($!)
-for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
-printf 'bench-pw\n' | as "$build/arca" init --no-recovery-key >/dev/null
-EXEC=1 as dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/bus" &
-pids+=($!)
-for _ in $(seq 250); do [ -s "$work/bus" ] && break; sleep 0.02; done
+start_arcad "$build" "$work" "$user" --config /dev/null
+arcad=$arcad_pid
+start_bus "$user" "$work/bus"
 BUS=$(head -1 "$work/bus")
-export BUS
-EXEC=1 as "$build/arca-secretd" &
-sd=$!
-pids+=($!)
-for _ in $(seq 200); do
-    as gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus -m org.freedesktop.DBus.NameHasOwner \
-        org.freedesktop.secrets 2>/dev/null | grep -q true && break
-    sleep 0.05
-done
-as /usr/bin/python3 "$work/bench.py" fill 0 "$ITEMS" >/dev/null
+SOCK=$work/arcad.sock
+export BUS SOCK
+start_secretd "$build" "$work" "$user" "$BUS"
+sd=$sd_pid
+as "$user" /usr/bin/python3 "$work/bench.py" fill 0 "$ITEMS" >/dev/null
 key=$((ITEMS / 2))
-for _ in 1 2 3; do as secret-tool lookup bench 1 id "$key" >/dev/null; done
-EXEC=1 as dbus-monitor --session >"$work/monitor.txt" 2>/dev/null &
+# A lookup is given 10 s: a hung provider must not hang the run.
+for _ in 1 2 3; do as "$user" timeout 10 secret-tool lookup bench 1 id "$key" >/dev/null; done
+EXEC=1 as "$user" dbus-monitor --session >"$work/monitor.txt" 2>/dev/null &
 pids+=($!)
 strace -f -ttt -T -s 0 -o "$work/sd.strace" -p "$sd" 2>/dev/null &
 pids+=($!)
 strace -f -ttt -T -s 0 -o "$work/arcad.strace" -p "$arcad" 2>/dev/null &
 pids+=($!)
 sleep 2 # the monitor and both straces attached (strace says "attached" only to its own stderr)
-[ "$(as secret-tool lookup bench 1 id "$key")" = "secret-$key" ] || { echo "lookup-trace: the lookup failed" >&2; exit 1; }
+[ "$(as "$user" timeout 10 secret-tool lookup bench 1 id "$key")" = "secret-$key" ] || { echo "lookup-trace: the lookup failed" >&2; exit 1; }
 sleep 0.5
 echo "== one secret-tool lookup, arca-secretd + arcad of $build ($ITEMS items; load $(cut -d' ' -f1-3 /proc/loadavg))"
 /usr/bin/python3 bench/secretd/lookup_calls.py "$work/monitor.txt" "$work/sd.strace" "$work/arcad.strace"

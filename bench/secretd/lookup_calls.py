@@ -6,8 +6,10 @@
 MONITOR_LOG is dbus-monitor's of the lookup; the straces are `strace -f -ttt -T` of the provider
 (arca-secretd) and of arcad over the same time. Prints, for each call secret-tool made to the
 provider: the time from the call to its reply at the bus, the requests the provider sent arcad
-meanwhile (sendto/sendmsg on arcad's socket followed by a blocking read), the time the provider
-waited for their replies, and the system calls arcad made to answer them. Wall-clock times from
+meanwhile (a sendto, arca-secretd's write of a request, on a socket: reads on that socket are its
+waits), the time the provider waited for their replies (the durations of those reads), and the
+system calls arcad made to answer them (a call strace -f split into "unfinished" and "resumed"
+lines counts once, at its start). Wall-clock times from
 the two tools are both CLOCK_REALTIME, so they line up (strace's own overhead inflates them alike).
 """
 import re, sys
@@ -25,18 +27,34 @@ for line in open(mon):
     if m and m.group(2) == provider:
         replies[m.group(3)] = float(m.group(1))
 # The provider's requests to arcad: a write on its arcad socket, then reads of the reply.
+# With -f, a call another thread interrupts is split in two lines: "PID T read(FD, <unfinished ...>"
+# and later "PID T2 <... read resumed>..., N) = R <DUR>"; the pair is joined by PID (a thread has
+# one call open at a time) into one call at T with the resumed line's duration.
 fd = None
 events = []  # (time, kind, duration)
-for line in open(sd):
-    m = re.match(r"\d+\s+([\d.]+) (sendto|read)\((\d+), .*<([\d.]+)>", line)
-    if not m:
-        continue
-    t, call, f, dur = float(m.group(1)), m.group(2), m.group(3), float(m.group(4))
+open_calls = {}  # PID -> (time, call, fd) of an unfinished sendto or read
+def event(t, call, f, dur):
+    global fd
     if call == "sendto":
         fd = f
         events.append((t, "request", 0.0))
     elif f == fd:
         events.append((t, "wait", dur))
+for line in open(sd):
+    m = re.match(r"(\d+)\s+([\d.]+) (sendto|read)\((\d+), (.*)", line)
+    if m:
+        pid, t, call, f, rest = m.group(1), float(m.group(2)), m.group(3), m.group(4), m.group(5)
+        if rest.rstrip().endswith("<unfinished ...>"):
+            open_calls[pid] = (t, call, f)
+            continue
+        d = re.search(r"<([\d.]+)>\s*$", rest)
+        if d:
+            event(t, call, f, float(d.group(1)))
+        continue
+    m = re.match(r"(\d+)\s+[\d.]+ <\.\.\. (sendto|read) resumed>.*<([\d.]+)>\s*$", line)
+    if m and m.group(1) in open_calls:
+        t, call, f = open_calls.pop(m.group(1))
+        event(t, call, f, float(m.group(3)))
 arcad_calls = []
 for line in open(arcad):
     m = re.match(r"\d+\s+([\d.]+) (\w+)\(", line)

@@ -49,36 +49,31 @@ cleanup() {
 }
 # shellcheck source=../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash  # drop_parked (the script runs from the top of the tree)
+# shellcheck source=lib.bash
+. bench/secretd/lib.bash  # as, start_arcad, waitname
 trap cleanup EXIT
-useradd -M -N -s /usr/sbin/nologin "$user"
+useradd -M -N -s /usr/sbin/nologin -d "$work/home" "$user"
 U=$(id -u "$user"); G=$(id -g "$user")
 mkdir -p "$work/home" && chown "$U:$G" "$work/home"
 cc=$(command -v cc || command -v clang) || { echo "bench/secretd: no C compiler for floor-provider.c" >&2; exit 1; }
 "$cc" -O2 -o "$work/home/floor-provider" bench/secretd/floor-provider.c -lsystemd -lgcrypt
-"$build/arcad" --foreground --state-dir "$work/state" --socket "$work/arcad.sock" 2>"$work/arcad.log" &
-arcad_pid=$!
-for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
-as_user() {
-    setpriv --reuid="$U" --regid="$G" --clear-groups env -i PATH=/usr/bin:/bin LANG=C.UTF-8 HOME="$work/home" \
-        XDG_RUNTIME_DIR="$work/home" ARCA_SOCKET="$work/arcad.sock" "$@"
-}
-printf 'bench-pw\n' | as_user "$build/arca" init --no-recovery-key >/dev/null
+start_arcad "$build" "$work" "$user"
+as_user() { SOCK=$work/arcad.sock as "$user" "$@"; }
 
 # A bus whose only services are the ones started here (bench/secretd/bus.conf says why its limits).
 cp bench/secretd/bus.conf "$work/bus.conf"
 lookup='secret-tool lookup bench 1 id 500'
 hf() { hyperfine -N -i --warmup 3 --runs 30 --export-json "$HOME/$1.json" "$2" >/dev/null 2>&1 || true
     /usr/bin/python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('%.1f' % (r['median']*1000))" "$HOME/$1.json"; }
-waitname() { for _ in $(seq 200); do gdbus call --session -d org.freedesktop.DBus -o /org/freedesktop/DBus \
-    -m org.freedesktop.DBus.NameHasOwner org.freedesktop.secrets 2>/dev/null | grep -q true && return; sleep 0.05; done; }
 # "MS ITEMS": the wall time, and how many items secret-tool printed (all 1,000, or the run failed).
 # A third field: secret-tool's own CPU ms (user + system).
 allsearch() { /usr/bin/python3 -c "import resource,subprocess,time; t=time.perf_counter(); r=subprocess.run(['secret-tool','search','--all','bench','1'],capture_output=True); u=resource.getrusage(resource.RUSAGE_CHILDREN); print('%.0f %d %.0f' % ((time.perf_counter()-t)*1000, r.stdout.count(b'[/'), (u.ru_utime+u.ru_stime)*1000))"; }
-# CPU time (ms, from the scheduler's ns counts of every thread) of the given pids, for the
-# provider's cost per lookup. Threads that ended meanwhile are not counted (none should:
-# arca-secretd keeps its arcad connection, hence arcad its thread).
-cpums() { local t=0 p f; for p in "$@"; do for f in /proc/$p/task/*/schedstat; do t=$((t + $(cut -d' ' -f1 "$f"))); done
-    done; echo $((t / 1000000)); }
+# CPU time (ms) of the given pids, whole processes: utime + stime of /proc/PID/stat count every
+# thread the process ever had, those that exited meanwhile too (a thread per request or session
+# would escape a sum over /proc/PID/task). Clock ticks (10 ms at 100 Hz): over the 33 runs of a
+# lookup figure that is 0.3 ms per lookup; a search --all costs hundreds of ms.
+cpums() { local t=0 p f; for p in "$@"; do read -ra f <<<"$(sed 's/.*) //' "/proc/$p/stat")"; t=$((t + f[11] + f[12]))
+    done; echo $((t * 1000 / $(getconf CLK_TCK))); }
 # "hf NAME CMD PIDS...": the median, then the pids' CPU ms per run (3 warm-up runs + 30).
 hfcpu() { local name=$1 cmd=$2; shift 2; local c0; c0=$(cpums "$@")
     local med; med=$(hf "$name" "$cmd"); echo "$med $(/usr/bin/python3 -c "print('%.2f' % (($(cpums "$@") - $c0) / 33))")"; }
