@@ -28,8 +28,8 @@ extension RequestHandling {
 /// reply be taken within it, however slowly the client trickles; memory follows
 /// the bytes that arrived, never the length a header announces. One uid may hold
 /// at most `maxConnectionsPerUID` connections, and arcad at most `maxConnections`
-/// in all (each is a thread and a buffer); besides those, up to 4 finished threads
-/// wait for the next connection (ConnectionWorkers).
+/// in all (each is a thread and a buffer); besides those, up to `maxIdle + 1` (5)
+/// threads wait in accept(2) for the next connection (ConnectionWorkers).
 public final class Server: Sendable {
     private let listener: Int32
     private let handler: any RequestHandling
@@ -120,6 +120,12 @@ public final class Server: Sendable {
             Log.warning("accept: \(error)")
             if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
             return .nothing
+        }
+        // accept(2) after shutdown(2) still hands out connections that were queued:
+        // a stopped server serves nothing more.
+        if stopping.load(ordering: .relaxed) {
+            close(client)
+            return .stopped
         }
         guard let peer = admit(client) else { return .nothing }
         return .connection(Admitted(fd: client, peer: peer))
