@@ -17,7 +17,8 @@ enum Gcrypt {
         guard ready else { throw .library("libgcrypt is older than the headers Arca was built with") }
         let b = try mpi(base)
         defer { gcry_mpi_release(b) }
-        // Scanned straight from secure memory: no plain copy of the private key.
+        // Scanned from the SecretBytes without a Swift copy; libgcrypt's MPI holds the exponent in its
+        // ordinary (not mlocked) heap while the exponentiation runs and wipes it when released.
         guard let e = exponent.withUnsafeBytes({ scan($0) }) else { throw .library("gcry_mpi_scan failed") }
         defer { gcry_mpi_release(e) }
         let m = try mpi(modulus)
