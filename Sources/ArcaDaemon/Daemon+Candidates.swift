@@ -30,6 +30,10 @@ extension Daemon {
                 Log.info("uid \(uid): unlocked by the login stack")
                 return .ok
             case .failed:
+                // The key may be wrong only because pam_arca derived it from a published copy
+                // that is stale (tampered with, or a publish that failed): rewrite it, so that
+                // the next login derives with the vault's own parameters.
+                publishParameters(uid: uid, of: vault)
                 return .candidate(token: try keepCandidate(key, parameters: vault.kdfParameters, in: state))
             }
         }
