@@ -78,6 +78,10 @@ final class FakeArcad: ArcadTransport {
         case .kdfParameters: return .kdfParameters(vault?.parameters)
         case .unlock(_, let key): return vault?.key == key ? .ok : .error(status: .authFailed, message: "wrong key")
         case .loginUnlock(_, let key): return vault?.key == key ? .ok : .candidate(token: candidateToken)
+        case .loginUnlockDerived(_, let key, let parameters):
+            // Like arcad: parameters other than the vault's are stale, whatever the key.
+            if let vault, vault.parameters != parameters { return .staleParameters(vault.parameters) }
+            return vault?.key == key ? .ok : .candidate(token: candidateToken)
         case .enroll(_, let key, let parameters):
             vault = (parameters, key)
             return .recoveryKey(Array("RECOVERY".utf8))

@@ -152,9 +152,51 @@ import Testing
         #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.authenticate, flags: 0) == ignore)
         #expect(arcad.kinds == [], "no kdfParameters request")
         #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.openSession, flags: 0) == success)
-        #expect(arcad.kinds == ["loginUnlock", "openSession"])
-        #expect(arcad.requests[0] == .loginUnlock(uid: 1000, key: try key("pw", published)))
+        #expect(arcad.kinds == ["loginUnlockDerived", "openSession"])
+        #expect(
+            arcad.requests[0] == .loginUnlockDerived(uid: 1000, key: try key("pw", published), parameters: published))
+        #expect(context.data[PublishedStash.name] == nil, "the password kept for a re-derive is dropped once used")
         #expect(context.logs == ["info unlocked the vault of alice"])
+    }
+
+    /// The attack (a stale copy from a live publisher: root tampering, a failed publish): the
+    /// unlock says which parameters the key came from, arcad answers `staleParameters` with the
+    /// vault's, and open_session derives again once; no candidate is kept or confirmed (it would
+    /// be a key saved under parameters it was not derived with, and a re-wrap to it would lock
+    /// the password out).
+    @Test func aStaleCopyIsDerivedAgainWithTheVaultsParametersAndLeavesNoCandidate() throws {
+        let place = try Place()
+        place.write(file(), to: place.file)
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad.kinds == [])
+        #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["loginUnlockDerived", "openSession", "loginUnlock"])
+        #expect(
+            arcad.requests[0] == .loginUnlockDerived(uid: 1000, key: try key("pw", published), parameters: published))
+        #expect(arcad.requests[2] == .loginUnlock(uid: 1000, key: try key("pw", cheapWire)))
+        #expect(context.data[CandidateStash.name] == nil && context.data[PublishedStash.name] == nil)
+        #expect(
+            context.logs == [
+                "info the published KDF parameters were stale; derived the key again with the vault's",
+                "info unlocked the vault of alice",
+            ])
+
+        // unlock_in_auth: the same, in auth.
+        let inAuth = FakeContext()
+        inAuth.secrets[.authToken] = "pw"
+        let arcad2 = FakeArcad()
+        arcad2.vault = (cheapWire, try key("pw", cheapWire))
+        let options = ["socket=\(place.socket)", "unlock_in_auth"]
+        #expect(module(inAuth, arcad2, options).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad2.kinds == ["loginUnlockDerived", "loginUnlock"])
+        #expect(arcad2.requests[1] == .loginUnlock(uid: 1000, key: try key("pw", cheapWire)))
+        #expect(inAuth.data[CandidateStash.name] == nil)
+        #expect(module(inAuth, arcad2, options).run(.openSession, flags: 0) == success)
+        #expect(arcad2.kinds == ["loginUnlockDerived", "loginUnlock", "openSession"])
     }
 
     /// A forged file (not root's) is not believed: auth asks arcad and derives with its answer.
