@@ -2,6 +2,7 @@ import ArcaClient
 import ArcaCrypto
 import ArcaProtocol
 import CPAM
+import Foundation
 
 @testable import ArcaPAM
 
@@ -111,9 +112,15 @@ func key(_ password: String, _ p: KeyDerivationParameters) throws -> [UInt8] {
     return derived.withUnsafeBytes { Array($0) }
 }
 
+/// A socket path in a directory that does not exist, for modules not given one: auth reads
+/// `<socket>.kdf/<uid>` first, and the default (/run/arca/arcad.sock) could hold a real arcad's
+/// copy for uid 1000 on the machine running the tests.
+let absentSocket = NSTemporaryDirectory() + "arca-pam-tests-" + UUID().uuidString + "/sock"
+
 func module(_ context: FakeContext, _ arcad: FakeArcad, _ arguments: [String] = []) -> PAMModule {
-    PAMModule(
-        context: context, options: ModuleOptions.parse(arguments).options, transport: arcad,
+    let options = arguments.contains { $0.hasPrefix("socket=") } ? arguments : arguments + ["socket=\(absentSocket)"]
+    return PAMModule(
+        context: context, options: ModuleOptions.parse(options).options, transport: arcad,
         calibrate: {
             arcad.calibrations += 1
             return cheap
