@@ -60,16 +60,24 @@ import Testing
     /// `nobody`, in a directory it may write.
     @Test func aFileWrittenByAnotherUserIsRefused() throws {
         let place = try Place()
-        chmod(place.directory, 0o777)
+        // nobody writes it in a directory of its own; it is then moved (one link, 0600) into the
+        // publication directory, which stays root's 0700: only the owner check can refuse it.
+        let drop = place.root + "/drop"
+        mkdir(drop, 0o777)
+        chmod(drop, 0o777)
         let forged = place.root + "/forged"
         place.write(file(), to: forged, mode: 0o644)
         let copy = Process()
         copy.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-        copy.arguments = ["-u", "nobody", "--", "sh", "-c", "cp \"$0\" \"$1\" && chmod 600 \"$1\"", forged, place.file]
+        copy.arguments = [
+            "-u", "nobody", "--", "sh", "-c", "cp \"$0\" \"$1\" && chmod 600 \"$1\"", forged, drop + "/1000",
+        ]
         try copy.run()
         copy.waitUntilExit()
         #expect(copy.terminationStatus == 0)
+        #expect(rename(drop + "/1000", place.file) == 0)
         var st = stat()
+        #expect(stat(place.directory, &st) == 0 && st.st_uid == 0 && st.st_mode & 0o7777 == 0o700)
         #expect(stat(place.file, &st) == 0 && st.st_uid == Self.nobody, "the forged file is there, nobody's")
         #expect(PublishedParameters.read(socketPath: place.socket, uid: 1000) == nil)
     }
