@@ -21,15 +21,34 @@ extension Daemon {
     /// Seconds a candidate waits for its session (auth to open_session).
     static let candidateLifetime = 120.0
 
-    func loginUnlock(uid: UInt32, key: SecretBytes, peer: PeerCredentials) throws(HandlerError) -> Reply {
+    /// `derivedWith`: the parameters pam_arca derived `key` with, from the copy arcad published
+    /// (`loginUnlockDerived`). When they are not the vault's, the key proves nothing about the
+    /// password: no unlock attempt, no candidate (it would be saved under parameters it was not
+    /// derived with, and a later re-wrap would make the vault unopenable by its password), no
+    /// guess counted (``checkingKey(of:peer:_:)``); the copy is rewritten and pam_arca derives again.
+    func loginUnlock(
+        uid: UInt32, key: SecretBytes, derivedWith: KeyDerivationParameters? = nil, peer: PeerCredentials
+    ) throws(HandlerError) -> Reply {
         guard peer.isRoot else { throw HandlerError.notAllowed }
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
             let vault = try requireVault(of: state)
+            let parameters = vault.kdfParameters
+            let current = KeyDerivationParameters(
+                opsLimit: parameters.opsLimit, memoryLimit: UInt64(parameters.memoryLimit), salt: parameters.salt)
+            if let derivedWith, derivedWith != current {
+                Log.warning("uid \(uid): the login derived its key from a stale published copy; republished")
+                publishParameters(uid: uid, of: vault)
+                return .staleParameters(current)
+            }
             switch try unlockLocked(state, vault: vault, key: key) {
             case .unlocked:
                 Log.info("uid \(uid): unlocked by the login stack")
                 return .ok
             case .failed:
+                // The key may be wrong only because pam_arca derived it from a published copy
+                // that is stale (tampered with, or a publish that failed): rewrite it, so that
+                // the next login derives with the vault's own parameters.
+                publishParameters(uid: uid, of: vault)
                 return .candidate(token: try keepCandidate(key, parameters: vault.kdfParameters, in: state))
             }
         }

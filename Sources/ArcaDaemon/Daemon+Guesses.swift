@@ -13,6 +13,7 @@ extension Daemon {
     static func keyChecked(by request: Request) -> UInt32? {
         switch request {
         case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _),
+            .loginUnlockDerived(let uid, _, _),
             .changePassword(let uid, _, _, _), .recover(let uid, _, _, _), .rotateRecoveryKey(let uid, _):
             return uid
         case .exportItems(let uid, _, let passphrase):
@@ -76,6 +77,9 @@ extension Daemon {
         }
         if case .candidate = reply {
             countFailure(uid)
+        } else if case .staleParameters = reply {
+            // The key was derived with parameters that are not the vault's (a stale published
+            // copy): it says nothing about the password. No count, no reset.
         } else if case .syncDevice = reply {
             // `sync recover` opened a seal, which proves nothing about this vault's keys: the
             // user's own process could have sealed to a recovery key it made. No reset.

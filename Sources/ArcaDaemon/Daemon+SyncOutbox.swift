@@ -30,6 +30,7 @@ extension Daemon {
             guard case .user(let uid) = vault, reachesSynchronizable(query) else { return nil }
             return uid
         case .unlock(let uid, _), .unlockWithPassword(let uid, _), .loginUnlock(let uid, _), .recover(let uid, _, _, _),
+            .loginUnlockDerived(let uid, _, _),
             .importItems(let uid, _, _), .importStaged(let uid, _),
             .lock(let uid, _), .syncInit(let uid), .syncRecover(let uid, _, _):
             return uid

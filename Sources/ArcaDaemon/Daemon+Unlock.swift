@@ -13,9 +13,11 @@ extension Daemon {
     func kdfParameters(uid: UInt32, peer: PeerCredentials) throws(HandlerError) -> Reply {
         try authorize(peer, for: uid)
         return try context(uid).withLock { state throws(HandlerError) -> Reply in
+            let wasOpen = state.vault != nil
             guard let vault = try self.vault(of: state) else { return .kdfParameters(nil) }
-            // The login stack asks only when it found no copy it could believe: write it again.
-            if peer.isRoot { publishParameters(uid: uid, of: vault) }
+            // The login stack asks only when it found no copy it could believe: write it again
+            // (opening the vault just now published it already).
+            if peer.isRoot && wasOpen { publishParameters(uid: uid, of: vault) }
             let p = vault.kdfParameters
             return .kdfParameters(
                 KeyDerivationParameters(

@@ -187,6 +187,8 @@ public final class Daemon: RequestHandling, @unchecked Sendable {
             return try collectionSettings(uid: uid, label: label, peer: peer)
         case .loginUnlock(let uid, let key):
             return try loginUnlock(uid: uid, key: try secretCopy(key), peer: peer)
+        case .loginUnlockDerived(let uid, let key, let parameters):
+            return try loginUnlock(uid: uid, key: try secretCopy(key), derivedWith: parameters, peer: peer)
         case .confirmCandidate(let uid, let candidate, let session):
             return try confirmCandidate(uid: uid, candidate: try secretCopy(candidate), session: session, peer: peer)
         case .exportItems(let uid, let secret, let passphrase):

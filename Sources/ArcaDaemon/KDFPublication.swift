@@ -11,9 +11,11 @@ import ArcaVault
 /// socket (``PublishedKDFParameters``: the format, and the checks pam_arca makes before
 /// believing a file), so that a login's auth derives the key without a connection.
 ///
-/// Written when arcad opens or creates a vault and after each change of its parameters
-/// (password change, recovery, a pending re-wrap), always under the user's lock, so one
-/// uid's writes never interleave. Best effort: a failure is logged and the user's file
+/// Written when arcad opens or creates a vault, after each change of its parameters
+/// (password change, recovery, a pending re-wrap), and again when root asks for them
+/// (`kdfParameters`: pam_arca could not believe the copy), when a login's unlock fails and
+/// when a login's key came with other parameters (`loginUnlockDerived`: a stale copy),
+/// always under the user's lock, so one uid's writes never interleave. Best effort: a failure is logged and the user's file
 /// removed, and pam_arca asks arcad instead. Files of an earlier arcad are left: their
 /// publisher is gone, so pam_arca ignores them until this arcad rewrites them.
 final class KDFPublication: Sendable {
@@ -59,14 +61,22 @@ final class KDFPublication: Sendable {
     }
 
     /// Creates the directory (0700) or checks the one there: a directory of arcad's own uid
-    /// that nobody else may read or write.
+    /// that nobody else may read or write. One of arcad's own that others could read but not
+    /// write (0755: an administrator's mkdir) is tightened to 0700: nobody else could have
+    /// put anything in it. Any other (another owner, writable by others, a symlink) is refused.
     private func prepareDirectory() throws {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw SystemError(call: "mkdir \(directory)", errno: Errno.current)
         }
         guard let status = try FileSystem.status(path: directory), status.isDirectory, !status.isSymbolicLink,
-            status.owner == geteuid(), status.permissions & 0o077 == 0
+            status.owner == geteuid(), status.permissions & 0o022 == 0
         else { throw HandlerError(.notAvailable, "\(directory) is not a 0700 directory of arcad's own") }
+        if status.permissions & 0o077 != 0 {
+            guard chmod(directory, 0o700) == 0 else {
+                throw SystemError(call: "chmod \(directory)", errno: Errno.current)
+            }
+            Log.notice("\(directory) was readable by others: made 0700")
+        }
     }
 }
 

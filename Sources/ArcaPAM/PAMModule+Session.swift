@@ -29,6 +29,9 @@ extension PAMModule {
         var sessionReply: Result<Reply, ModuleError>?
         let stash = AuthStash.parse(context.stashed(name: AuthStash.name))
         context.removeStash(name: AuthStash.name)
+        // Set when auth derived the key from the copy arcad published (PublishedStash).
+        let published = PublishedStash.parse(context.stashed(name: PublishedStash.name))
+        context.removeStash(name: PublishedStash.name)
         if let stash, stash.uid == uid {
             do throws(ModuleError) {
                 switch stash.plan {
@@ -39,11 +42,28 @@ extension PAMModule {
                     // this order, as if sent one after the other (a wrong key still opens
                     // the session, as below). The unlock's reply is acted on (logged, a
                     // candidate kept) before a failure of the session's is reported, below.
+                    // A key from the published copy goes with the parameters it was derived
+                    // with: a stale copy gets `staleParameters` (no guess, no candidate), and
+                    // the key is derived again with the vault's, once.
+                    // (if-let, not Optional.map: no generic metadata in a fresh login process)
+                    var derived: PublishedStash?
+                    if let published, published.uid == uid { derived = published }
                     var unlocking = Request.loginUnlock(uid: uid, key: key.requestBytes())
+                    if let derived {
+                        unlocking.wipeSecrets()
+                        unlocking = .loginUnlockDerived(
+                            uid: uid, key: key.requestBytes(), parameters: derived.parameters)
+                    }
                     var replies = try send(&unlocking, then: &opening)
                     defer { replies.0.wipeSecrets() }
                     sessionReply = replies.1
-                    try loginUnlocked(replies.0, uid: uid)
+                    if let derived {
+                        var again = try derivedAgainIfStale(replies.0, uid: uid, password: derived.password)
+                        defer { again.wipeSecrets() }
+                        try loginUnlocked(again, uid: uid)
+                    } else {
+                        try loginUnlocked(replies.0, uid: uid)
+                    }
                     info("unlocked the vault of \(user)")
                 case .unlock(let key):
                     try unlock(uid: uid, key: key)

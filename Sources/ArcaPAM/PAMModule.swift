@@ -77,16 +77,31 @@ public final class PAMModule {
         let unprivileged = context.effectiveUID != 0
         context.removeStash(name: AuthStash.name)
         context.removeStash(name: CandidateStash.name)
+        context.removeStash(name: PublishedStash.name)
+        // As root, the copy arcad published (PublishedParameters: no connection); else, or
+        // when it cannot be believed, arcad's answer. Only a vault that exists is published.
+        let published = unprivileged ? nil : PublishedParameters.read(socketPath: options.socketPath, uid: uid)
+        let reply: Reply
+        if let published {
+            debug("KDF parameters from the copy arcad published; no connection in auth")
+            reply = .kdfParameters(published)
+        } else {
+            reply = try send(.kdfParameters(uid: uid))
+        }
         let plan: AuthStash.Plan
-        switch try vaultParameters(uid: uid, unprivileged: unprivileged) {
+        switch reply {
         case .kdfParameters(let parameters?):
             let key = try derive(password, try usable(parameters))
             if unprivileged || options.unlockInAuth {
-                try unlock(uid: uid, key: key)
+                try unlock(uid: uid, key: key, derivedWith: published, password: password)
                 info("unlocked the vault of \(user) in auth")
                 plan = .unlockedInAuth
             } else {
                 plan = .unlock(key)
+                if let published {
+                    let kept = try? PublishedStash(uid: uid, parameters: published, password: password).serialized()
+                    guard let kept, context.stash(kept, name: PublishedStash.name) else { throw .stashFailed }
+                }
             }
         case .kdfParameters(nil):
             guard options.autoEnroll, !unprivileged else {
@@ -115,30 +130,43 @@ public final class PAMModule {
         return .ignore
     }
 
-    /// The vault's KDF parameters as arcad's reply: as root, the copy arcad published
-    /// (``PublishedParameters``: no connection), else arcad's answer to `kdfParameters`.
-    /// Only a vault that exists is published; "no vault" always comes from arcad.
-    private func vaultParameters(uid: UInt32, unprivileged: Bool) throws(ModuleError) -> Reply {
-        if !unprivileged, let published = PublishedParameters.read(socketPath: options.socketPath, uid: uid) {
-            debug("KDF parameters from the copy arcad published; no connection in auth")
-            return .kdfParameters(published)
-        }
-        return try send(.kdfParameters(uid: uid))
-    }
-
     /// Unlocks the vault of `uid` with `key`. As the login stack (root) through
     /// `loginUnlock`: a key arcad refuses comes back with a candidate token, kept
     /// in this handle for its own open_session, the only place that may present it
     /// (pam_arca(8), PASSWORDS CHANGED ELSEWHERE). As the user (a screen locker)
-    /// through a plain unlock.
-    func unlock(uid: UInt32, key: SecretBytes) throws(ModuleError) {
+    /// through a plain unlock. `derivedWith`: the published parameters `key` was derived
+    /// with, sent along (`loginUnlockDerived`) so that arcad can say they are stale, and then
+    /// the key is derived again from `password` (``derivedAgainIfStale(_:uid:password:)``).
+    func unlock(
+        uid: UInt32, key: SecretBytes, derivedWith published: KeyDerivationParameters? = nil,
+        password: SecretBytes? = nil
+    ) throws(ModuleError) {
         guard context.effectiveUID == 0 else {
             try expectOK(.unlock(uid: uid, key: key.requestBytes()))
             return
         }
-        var reply = try send(.loginUnlock(uid: uid, key: key.requestBytes()))
+        var reply = try loginUnlockReply(uid: uid, key: key, derivedWith: published, password: password)
         defer { reply.wipeSecrets() }
         try loginUnlocked(reply, uid: uid)
+    }
+
+    private func loginUnlockReply(
+        uid: UInt32, key: SecretBytes, derivedWith published: KeyDerivationParameters?, password: SecretBytes?
+    ) throws(ModuleError) -> Reply {
+        guard let published, let password else { return try send(.loginUnlock(uid: uid, key: key.requestBytes())) }
+        var reply = try send(.loginUnlockDerived(uid: uid, key: key.requestBytes(), parameters: published))
+        defer { reply.wipeSecrets() }
+        return try derivedAgainIfStale(reply, uid: uid, password: password)
+    }
+
+    /// `reply` (to a `loginUnlockDerived`), or, when arcad says the published parameters
+    /// were stale, its reply to a `loginUnlock` with the key derived again from `password`
+    /// with the vault's parameters it sent: once, so a login never loops on Arca.
+    func derivedAgainIfStale(_ reply: Reply, uid: UInt32, password: SecretBytes) throws(ModuleError) -> Reply {
+        guard case .staleParameters(let parameters) = reply else { return reply }
+        info("the published KDF parameters were stale; derived the key again with the vault's")
+        let key = try derive(password, try usable(parameters))
+        return try send(.loginUnlock(uid: uid, key: key.requestBytes()))
     }
 
     /// What arcad's reply to a `loginUnlock` means: nothing (unlocked), or a failure,
@@ -271,7 +299,7 @@ public final class PAMModule {
         return .unexpectedReply(request: request, reply: reply.kind)
     }
 
-    private func usable(_ parameters: KeyDerivationParameters) throws(ModuleError) -> KDFParameters {
+    func usable(_ parameters: KeyDerivationParameters) throws(ModuleError) -> KDFParameters {
         // arcad is trusted, but a login must not be made to allocate the machine.
         let limit = UInt64(max(Argon2id.physicalMemory() / 2, KDFParameters.memoryFloor))
         guard parameters.memoryLimit <= limit else {

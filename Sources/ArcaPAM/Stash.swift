@@ -140,7 +140,7 @@ private func readUID(_ stash: SecretBytes, at offset: Int) -> UInt32 {
 }
 
 /// The bytes of `stash` from `offset` on, in a SecretBytes of their own.
-private func copyTail(of stash: SecretBytes, from offset: Int) -> SecretBytes? {
+func copyTail(of stash: SecretBytes, from offset: Int) -> SecretBytes? {
     try? SecretBytes(count: stash.count - offset) { out in
         stash.withUnsafeBytes { raw in
             for i in 0..<out.count { out[i] = raw[offset + i] }

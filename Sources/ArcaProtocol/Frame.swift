@@ -96,8 +96,11 @@
 ///   0x0016 loginUnlock         uid:u32, key (root)
 ///   0x0017 confirmCandidate    uid:u32, candidate:bytes(exactly 32),
 ///                              session:bytes(<= 256) (root)
+///   0x0042 loginUnlockDerived  uid:u32, key, kdf (root; the parameters key was
+///                              derived with, from the published copy)
 /// Replies (add → items; copyMatching → items; enroll, rotateRecoveryKey →
-/// recoveryKey; loginUnlock → ok or candidate; status, kdfParameters,
+/// recoveryKey; loginUnlock → ok or candidate; loginUnlockDerived → ok,
+/// candidate or staleParameters; status, kdfParameters,
 /// listSessions, listGrants → their own; the others → ok; any request may get
 /// error)
 ///   0x8000 ok                  (empty)
@@ -118,6 +121,8 @@
 ///                              label:opt<string>, principals> (<= 65536)
 ///   0x8008 candidate           token:bytes(exactly 32): the key of a
 ///                              loginUnlock did not open the vault
+///   0x802C staleParameters     kdf: the vault's, when loginUnlockDerived's
+///                              were not (derive again)
 ///
 /// A frame is rejected (and the connection closed) on: bad magic, another
 /// version, an unknown kind or one of the wrong direction, a body length over

@@ -98,6 +98,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case stageImport = 0x0040
     /// ``Request/importStaged(uid:secret:)``.
     case importStaged = 0x0041
+    /// ``Request/loginUnlockDerived(uid:key:parameters:)``.
+    case loginUnlockDerived = 0x0042
 
     /// ``Reply/ok``.
     case ok = 0x8000
@@ -149,6 +151,8 @@ public enum MessageKind: UInt16, Sendable, CaseIterable, Hashable {
     case backupChunk = 0x802A
     /// ``Reply/backupReceived(length:)``.
     case backupReceived = 0x802B
+    /// ``Reply/staleParameters(_:)``.
+    case staleParameters = 0x802C
 
     /// Whether a client sends this kind (a daemon replies with the others).
     public var isRequest: Bool { rawValue & 0x8000 == 0 }

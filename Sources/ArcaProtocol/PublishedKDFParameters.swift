@@ -19,9 +19,13 @@
 ///     40      16    salt (ProtocolLimits.saltLength bytes)
 ///
 /// arcad rewrites the file (temporary file, then rename) whenever the vault's parameters
-/// change (enrollment, password change, recovery, a pending re-wrap) and when it opens the
-/// vault; a file whose publisher is gone (arcad restarted, crashed, or was replaced by a
-/// version that does not publish) is stale.
+/// change (enrollment, password change, recovery, a pending re-wrap), when it opens the
+/// vault, when root asks for the parameters (pam_arca asks only when it could not believe
+/// the file), when a login's unlock fails, and when a login's key came with parameters that
+/// are not the vault's (``Request/loginUnlockDerived(uid:key:parameters:)``); a file whose
+/// publisher is gone (arcad restarted, crashed, or was replaced by a version that does not
+/// publish) is stale. A stale file from a live publisher (tampered with, or left by a failed
+/// write) costs a login one extra derivation, never a wrong guess or a candidate.
 public struct PublishedKDFParameters: Sendable, Equatable {
     /// The file's total length.
     public static let length = 56

@@ -16,6 +16,8 @@ extension Reply {
             w.u32(s.itemsNotInKernel)
             w.bool(s.hasRecoveryKey)
             try w.lockClasses(s.lockIncomplete)
+        case .staleParameters(let parameters):
+            try w.kdf(parameters)
         case .kdfParameters(let parameters):
             try w.optional(parameters) { w, p throws(ProtocolError) in try w.kdf(p) }
         case .items(let items):
@@ -101,6 +103,7 @@ extension Reply {
                     sessionCount: try r.u32(), passwordOutOfSync: try r.bool(field: "passwordOutOfSync"),
                     itemsNotInKernel: try r.u32(), hasRecoveryKey: try r.bool(field: "hasRecoveryKey"),
                     lockIncomplete: try r.lockClasses()))
+        case .staleParameters: return .staleParameters(try r.kdf())
         case .kdfParametersReply:
             return .kdfParameters(try r.optional(field: "parameters") { r throws(ProtocolError) in try r.kdf() })
         case .items:
@@ -166,7 +169,7 @@ extension Reply {
         case .backupReceived: return .backupReceived(length: try r.stagedLength())
         case .status, .kdfParameters, .unlock, .enroll, .openSession, .closeSession, .lock, .lockAll,
             .unlockWithPassword, .add, .copyMatching, .update, .delete, .changePassword, .passwordReset, .recover,
-            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .confirmCandidate,
+            .rotateRecoveryKey, .listSessions, .grant, .revokeGrant, .listGrants, .loginUnlock, .loginUnlockDerived, .confirmCandidate,
             .addAttributeItem, .searchAttributeItems, .getAttributeItems, .updateAttributeItem, .deleteAttributeItem,
             .waitEvents, .searchAttributeReferences, .collectionSettings, .exportItems, .importItems,
             .syncInit, .syncJoin, .syncApprove, .syncPull, .syncPush, .syncRemove, .syncStatus, .syncConflicts,

@@ -35,6 +35,9 @@ public enum Reply: Sendable, Hashable {
     /// ``ProtocolLimits/candidateTokenLength`` bytes, that lets this PAM
     /// transaction's session confirm the key. A secret of that transaction.
     case candidate(token: [UInt8])
+    /// Answer to ``Request/loginUnlockDerived(uid:key:parameters:)`` when the key was
+    /// derived with parameters other than the vault's, which these are: derive again.
+    case staleParameters(KeyDerivationParameters)
     /// Answer to ``Request/exportItems(uid:secret:passphrase:)``: the backup's bytes
     /// (ciphertext: not a secret, but only the key it is sealed to opens it).
     case backup([UInt8])
@@ -79,6 +82,7 @@ public enum Reply: Sendable, Hashable {
         case .attributeReferences: return .attributeReferences
         case .collectionSettings: return .collectionSettingsReply
         case .candidate: return .candidate
+        case .staleParameters: return .staleParameters
         case .backup: return .backup
         case .importSummary: return .importSummary
         case .syncDevice: return .syncDevice

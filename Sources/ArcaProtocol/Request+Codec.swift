@@ -61,6 +61,10 @@ extension Request {
             try w.bytes(recoveryKey, field: "recoveryKey", limit: ProtocolLimits.maximumRecoveryKeyLength)
             try w.key(newKey, field: "newKey")
             try w.kdf(parameters)
+        case .loginUnlockDerived(let uid, let key, let parameters):
+            w.u32(uid)
+            try w.key(key, field: "key")
+            try w.kdf(parameters)
         case .rotateRecoveryKey(let uid, let key), .loginUnlock(let uid, let key):
             w.u32(uid)
             try w.key(key, field: "key")
@@ -273,6 +277,8 @@ extension Request {
         case .collectionSettings:
             return .collectionSettings(uid: try r.u32(), label: try r.optionalString(field: "label"))
         case .loginUnlock: return .loginUnlock(uid: try r.u32(), key: try r.key(field: "key"))
+        case .loginUnlockDerived:
+            return .loginUnlockDerived(uid: try r.u32(), key: try r.key(field: "key"), parameters: try r.kdf())
         case .confirmCandidate:
             return .confirmCandidate(
                 uid: try r.u32(),
@@ -332,7 +338,7 @@ extension Request {
         case .importStaged:
             return .importStaged(
                 uid: try r.u32(), secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
-        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
+        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate, .staleParameters,
             .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary,
             .syncDevice, .syncApproval, .syncOutbox, .syncPushResult, .syncRemoval, .syncStatusReply,
             .syncConflictsReply, .backupStaged, .backupChunk, .backupReceived:

@@ -79,6 +79,12 @@ public enum Request: Sendable, Hashable {
     /// arcad keeps the key for a while as a possible new login password, which
     /// only ``confirmCandidate(uid:candidate:session:)`` with that token can confirm.
     case loginUnlock(uid: UInt32, key: [UInt8])
+    /// ``loginUnlock(uid:key:)`` with the KDF parameters `key` was derived with: pam_arca
+    /// sends it when it took them from the copy arcad published (``PublishedKDFParameters``).
+    /// When they are not the vault's (a stale copy), arcad counts no guess, keeps no
+    /// candidate, republishes, and replies ``Reply/staleParameters(_:)``; otherwise as
+    /// ``loginUnlock(uid:key:)``.
+    case loginUnlockDerived(uid: UInt32, key: [UInt8], parameters: KeyDerivationParameters)
     /// The PAM transaction that got `candidate` from ``loginUnlock(uid:key:)``
     /// opened the session `session` (root only): the login stack let that
     /// password in. The same key confirmed by two transactions, each in its own
@@ -179,6 +185,7 @@ public enum Request: Sendable, Hashable {
         case .searchAttributeReferences: return .searchAttributeReferences
         case .collectionSettings: return .collectionSettings
         case .loginUnlock: return .loginUnlock
+        case .loginUnlockDerived: return .loginUnlockDerived
         case .confirmCandidate: return .confirmCandidate
         case .exportItems: return .exportItems
         case .importItems: return .importItems

@@ -127,6 +127,10 @@ extension Request {
             self = .lockAll
             SecureWipe.zero(&key)
             self = .loginUnlock(uid: uid, key: key)
+        case .loginUnlockDerived(let uid, var key, let parameters):
+            self = .lockAll
+            SecureWipe.zero(&key)
+            self = .loginUnlockDerived(uid: uid, key: key, parameters: parameters)
         case .confirmCandidate(let uid, var candidate, var session):
             self = .lockAll
             SecureWipe.zero(&candidate)
@@ -161,7 +165,7 @@ extension Reply {
     /// keys and candidate tokens.
     public mutating func wipeSecrets() {
         switch self {
-        case .ok, .error, .status, .kdfParameters, .sessions, .grants, .events, .attributeReferences,
+        case .ok, .error, .status, .kdfParameters, .staleParameters, .sessions, .grants, .events, .attributeReferences,
             .collectionSettings, .backup, .importSummary, .syncDevice, .syncApproval, .syncOutbox, .syncPushResult,
             .syncRemoval, .syncStatus, .syncConflicts, .backupStaged, .backupChunk, .backupReceived:
             return

@@ -73,10 +73,12 @@ import Testing
         #expect(place.send(.loginUnlock(uid: uid, key: second)) == .ok)
         #expect(try place.published(uid)?.parameters == reset)
 
-        // A restarted arcad publishes when it opens the vault (its first request for the user).
+        // A restarted arcad publishes when it opens the vault (its first request for the user), asked
+        // by the user: root's asking would republish anyway (rootAskingRewritesACopyItCouldNotBelieve).
         try FileManager.default.removeItem(atPath: PublishedKDFParameters.path(socketPath: place.config.socketPath, uid: uid))
         let restarted = try Daemon(config: place.config, kernel: RecordingKernel(), publishesParameters: true)
-        #expect(place.send(.kdfParameters(uid: uid), to: restarted) == .kdfParameters(reset))
+        var ask = Request.kdfParameters(uid: uid)
+        #expect(restarted.handle(&ask, from: PeerCredentials(pid: 1, uid: uid, gid: uid)) == .kdfParameters(reset))
         #expect(try place.published(uid)?.parameters == reset)
     }
 
@@ -93,6 +95,46 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data([1, 2, 3]), "a user's request writes nothing")
         #expect(place.send(.kdfParameters(uid: uid)) == .kdfParameters(testParameters))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == good)
+    }
+
+    /// A publish that fails (here `<uid>.tmp` is a directory) removes the old copy: pam_arca
+    /// asks arcad rather than derive with parameters the vault no longer has.
+    @Test func aFailedPublishRemovesTheOldCopy() throws {
+        let place = try Place()
+        let first = try derivedKey("pw")
+        #expect(place.send(.enroll(uid: uid, key: first, parameters: testParameters)) == .ok)
+        #expect(try place.published(uid)?.parameters == testParameters)
+        let path = PublishedKDFParameters.path(socketPath: place.config.socketPath, uid: uid)
+        #expect(mkdir(path + ".tmp", 0o700) == 0)
+        let changed = parameters(salt: 0x61)
+        let second = try derivedKey("pw2", salt: changed.salt)
+        #expect(place.send(.changePassword(uid: uid, oldKey: first, newKey: second, parameters: changed)) == .ok)
+        #expect(!FileManager.default.fileExists(atPath: path), "the old copy is gone")
+        #expect(rmdir(path + ".tmp") == 0)
+        #expect(place.send(.kdfParameters(uid: uid)) == .kdfParameters(changed))
+        #expect(try place.published(uid)?.parameters == changed, "the next root ask publishes again")
+    }
+
+    /// A directory already there: arcad's own at 0755 (others could not write it) is made 0700
+    /// and used; another owner's, or one others may write, is refused: nothing is published.
+    @Test func aDirectoryAlreadyThereIsTightenedOrRefused() throws {
+        do {
+            let place = try Place()
+            let directory = PublishedKDFParameters.directory(socketPath: place.config.socketPath)
+            #expect(mkdir(directory, 0o755) == 0 && chmod(directory, 0o755) == 0)
+            #expect(place.send(.enroll(uid: uid, key: try derivedKey("pw"), parameters: testParameters)) == .ok)
+            #expect(try place.published(uid)?.parameters == testParameters, "published; the directory made 0700")
+        }
+        for (owner, mode) in [(UInt32(65534), mode_t(0o700)), (UInt32(0), mode_t(0o777)), (UInt32(0), mode_t(0o730))] {
+            let place = try Place()
+            let directory = PublishedKDFParameters.directory(socketPath: place.config.socketPath)
+            #expect(mkdir(directory, 0o700) == 0 && chmod(directory, mode) == 0 && chown(directory, owner, owner) == 0)
+            #expect(place.send(.enroll(uid: uid, key: try derivedKey("pw"), parameters: testParameters)) == .ok)
+            let path = PublishedKDFParameters.path(socketPath: place.config.socketPath, uid: uid)
+            #expect(!FileManager.default.fileExists(atPath: path), "owner \(owner) mode \(String(mode, radix: 8))")
+            var st = stat()
+            #expect(stat(directory, &st) == 0 && st.st_mode & 0o7777 == mode && st.st_uid == owner, "left as it was")
+        }
     }
 
     @Test func aDaemonAskedNotToPublishWritesNothing() throws {

@@ -2,6 +2,7 @@ import ArcaClient
 import ArcaCrypto
 import ArcaProtocol
 import CPAM
+import Foundation
 
 @testable import ArcaPAM
 
@@ -78,6 +79,10 @@ final class FakeArcad: ArcadTransport {
         case .kdfParameters: return .kdfParameters(vault?.parameters)
         case .unlock(_, let key): return vault?.key == key ? .ok : .error(status: .authFailed, message: "wrong key")
         case .loginUnlock(_, let key): return vault?.key == key ? .ok : .candidate(token: candidateToken)
+        case .loginUnlockDerived(_, let key, let parameters):
+            // Like arcad: parameters other than the vault's are stale, whatever the key.
+            if let vault, vault.parameters != parameters { return .staleParameters(vault.parameters) }
+            return vault?.key == key ? .ok : .candidate(token: candidateToken)
         case .enroll(_, let key, let parameters):
             vault = (parameters, key)
             return .recoveryKey(Array("RECOVERY".utf8))
@@ -107,9 +112,15 @@ func key(_ password: String, _ p: KeyDerivationParameters) throws -> [UInt8] {
     return derived.withUnsafeBytes { Array($0) }
 }
 
+/// A socket path in a directory that does not exist, for modules not given one: auth reads
+/// `<socket>.kdf/<uid>` first, and the default (/run/arca/arcad.sock) could hold a real arcad's
+/// copy for uid 1000 on the machine running the tests.
+let absentSocket = NSTemporaryDirectory() + "arca-pam-tests-" + UUID().uuidString + "/sock"
+
 func module(_ context: FakeContext, _ arcad: FakeArcad, _ arguments: [String] = []) -> PAMModule {
-    PAMModule(
-        context: context, options: ModuleOptions.parse(arguments).options, transport: arcad,
+    let options = arguments.contains { $0.hasPrefix("socket=") } ? arguments : arguments + ["socket=\(absentSocket)"]
+    return PAMModule(
+        context: context, options: ModuleOptions.parse(options).options, transport: arcad,
         calibrate: {
             arcad.calibrations += 1
             return cheap

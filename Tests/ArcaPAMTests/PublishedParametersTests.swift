@@ -60,16 +60,24 @@ import Testing
     /// `nobody`, in a directory it may write.
     @Test func aFileWrittenByAnotherUserIsRefused() throws {
         let place = try Place()
-        chmod(place.directory, 0o777)
+        // nobody writes it in a directory of its own; it is then moved (one link, 0600) into the
+        // publication directory, which stays root's 0700: only the owner check can refuse it.
+        let drop = place.root + "/drop"
+        mkdir(drop, 0o777)
+        chmod(drop, 0o777)
         let forged = place.root + "/forged"
         place.write(file(), to: forged, mode: 0o644)
         let copy = Process()
         copy.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-        copy.arguments = ["-u", "nobody", "--", "sh", "-c", "cp \"$0\" \"$1\" && chmod 600 \"$1\"", forged, place.file]
+        copy.arguments = [
+            "-u", "nobody", "--", "sh", "-c", "cp \"$0\" \"$1\" && chmod 600 \"$1\"", forged, drop + "/1000",
+        ]
         try copy.run()
         copy.waitUntilExit()
         #expect(copy.terminationStatus == 0)
+        #expect(rename(drop + "/1000", place.file) == 0)
         var st = stat()
+        #expect(stat(place.directory, &st) == 0 && st.st_uid == 0 && st.st_mode & 0o7777 == 0o700)
         #expect(stat(place.file, &st) == 0 && st.st_uid == Self.nobody, "the forged file is there, nobody's")
         #expect(PublishedParameters.read(socketPath: place.socket, uid: 1000) == nil)
     }
@@ -152,9 +160,51 @@ import Testing
         #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.authenticate, flags: 0) == ignore)
         #expect(arcad.kinds == [], "no kdfParameters request")
         #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.openSession, flags: 0) == success)
-        #expect(arcad.kinds == ["loginUnlock", "openSession"])
-        #expect(arcad.requests[0] == .loginUnlock(uid: 1000, key: try key("pw", published)))
+        #expect(arcad.kinds == ["loginUnlockDerived", "openSession"])
+        #expect(
+            arcad.requests[0] == .loginUnlockDerived(uid: 1000, key: try key("pw", published), parameters: published))
+        #expect(context.data[PublishedStash.name] == nil, "the password kept for a re-derive is dropped once used")
         #expect(context.logs == ["info unlocked the vault of alice"])
+    }
+
+    /// The attack (a stale copy from a live publisher: root tampering, a failed publish): the
+    /// unlock says which parameters the key came from, arcad answers `staleParameters` with the
+    /// vault's, and open_session derives again once; no candidate is kept or confirmed (it would
+    /// be a key saved under parameters it was not derived with, and a re-wrap to it would lock
+    /// the password out).
+    @Test func aStaleCopyIsDerivedAgainWithTheVaultsParametersAndLeavesNoCandidate() throws {
+        let place = try Place()
+        place.write(file(), to: place.file)
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad.kinds == [])
+        #expect(module(context, arcad, ["socket=\(place.socket)"]).run(.openSession, flags: 0) == success)
+        #expect(arcad.kinds == ["loginUnlockDerived", "openSession", "loginUnlock"])
+        #expect(
+            arcad.requests[0] == .loginUnlockDerived(uid: 1000, key: try key("pw", published), parameters: published))
+        #expect(arcad.requests[2] == .loginUnlock(uid: 1000, key: try key("pw", cheapWire)))
+        #expect(context.data[CandidateStash.name] == nil && context.data[PublishedStash.name] == nil)
+        #expect(
+            context.logs == [
+                "info the published KDF parameters were stale; derived the key again with the vault's",
+                "info unlocked the vault of alice",
+            ])
+
+        // unlock_in_auth: the same, in auth.
+        let inAuth = FakeContext()
+        inAuth.secrets[.authToken] = "pw"
+        let arcad2 = FakeArcad()
+        arcad2.vault = (cheapWire, try key("pw", cheapWire))
+        let options = ["socket=\(place.socket)", "unlock_in_auth"]
+        #expect(module(inAuth, arcad2, options).run(.authenticate, flags: 0) == ignore)
+        #expect(arcad2.kinds == ["loginUnlockDerived", "loginUnlock"])
+        #expect(arcad2.requests[1] == .loginUnlock(uid: 1000, key: try key("pw", cheapWire)))
+        #expect(inAuth.data[CandidateStash.name] == nil)
+        #expect(module(inAuth, arcad2, options).run(.openSession, flags: 0) == success)
+        #expect(arcad2.kinds == ["loginUnlockDerived", "loginUnlock", "openSession"])
     }
 
     /// A forged file (not root's) is not believed: auth asks arcad and derives with its answer.

@@ -114,6 +114,7 @@ enum Fixtures {
         .collectionSettings(uid: 1000, label: unicode),
         .collectionSettings(uid: 1000, label: nil),
         .loginUnlock(uid: 1000, key: key),
+        .loginUnlockDerived(uid: 1000, key: key, parameters: kdf),
         .confirmCandidate(uid: 1000, candidate: otherKey, session: [9, 9]),
         .confirmCandidate(
             uid: .max, candidate: key, session: [UInt8](repeating: 3, count: ProtocolLimits.maximumTokenLength)),
@@ -218,6 +219,7 @@ enum Fixtures {
                     .itemChanged(reference: []), .itemDeleted(reference: reference), .itemsChanged, .syncChanged,
                 ])),
         .candidate(token: key),
+        .staleParameters(kdf),
         .attributeReferences(AttributeReferenceList(unlocked: [], locked: [])),
         .attributeReferences(AttributeReferenceList(unlocked: [reference, []], locked: [reference])),
         .collectionSettings(CollectionSettings(label: unicode, accessible: .whenUnlocked)),

@@ -7,8 +7,8 @@ struct RoundTripTests {
     func fixturesCoverEveryKind() {
         let kinds = Set(Fixtures.requests.map(\.kind) + Fixtures.replies.map(\.kind))
         #expect(kinds == Set(MessageKind.allCases))
-        #expect(MessageKind.allCases.filter(\.isRequest).count == 47)
-        #expect(MessageKind.allCases.filter { !$0.isRequest }.count == 25)
+        #expect(MessageKind.allCases.filter(\.isRequest).count == 48)
+        #expect(MessageKind.allCases.filter { !$0.isRequest }.count == 26)
     }
 
     @Test("every request decodes to an equal value", arguments: Fixtures.requests + Fixtures.largeRequests)

@@ -66,7 +66,8 @@ struct WipeTests {
         #expect(wiped.kind == request.kind)
         switch wiped {
         case .unlock(_, let key), .enroll(_, let key, _), .rotateRecoveryKey(_, let key), .passwordReset(_, let key, _),
-            .closeSession(_, let key), .unlockWithPassword(_, let key), .loginUnlock(_, let key):
+            .closeSession(_, let key), .unlockWithPassword(_, let key), .loginUnlock(_, let key),
+            .loginUnlockDerived(_, let key, _):
             #expect(key.allSatisfy { $0 == 0 })
         case .exportItems(_, let secret, _), .importItems(_, _, let secret), .syncRecover(_, _, let secret),
             .stageExport(_, let secret, _), .importStaged(_, let secret):

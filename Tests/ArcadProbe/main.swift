@@ -181,6 +181,7 @@ do {
     case .attributeItems(let list): print("ok \(list.items.count) locked=\(list.locked.count)")
     case .events(let batch): print("ok \(batch.events.count)")
     case .candidate: print("ok candidate")
+    case .staleParameters: print("ok stale")
     case .attributeReferences(let list): print("ok \(list.unlocked.count) locked=\(list.locked.count)")
     case .collectionSettings(let settings): print("ok \(settings.label)")
     case .backup(let bytes): print("ok backup \(bytes.count)")

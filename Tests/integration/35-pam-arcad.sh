@@ -154,6 +154,24 @@ out=$(PAM_AUTHTOK=pass-4 wrapped "$driver" solodebug $u auth open close) || true
 grep -q 'arcad refused' "$work/stderr" && bad "after the rekey, the new password was refused" "$(syslog)" ||
     ok "after the rekey, the new password unlocks"
 grep -q 'from the copy arcad published' "$work/stderr" && ok "... from the republished copy" || bad "not from the republished copy" "$(syslog)"
+# A stale root copy from the LIVE publisher (root tampering, a failed publish): believed, but the
+# unlock carries the parameters used; arcad refuses them as stale (no guess, no candidate), the
+# module derives again, and the next login takes the rewritten copy. Twice: two confirmed
+# candidates would have re-wrapped the vault to a key pass-4 cannot derive.
+for round in 1 2; do
+    flip_salt
+    out=$(PAM_AUTHTOK=pass-4 wrapped "$driver" solodebug $u auth open close) || true
+    grep -q 'arcad refused' "$work/stderr" && bad "stale live copy $round: the login's key was refused" "$(syslog)" ||
+        ok "stale live copy $round: the vault unlocks"
+    grep -q 'published KDF parameters were stale; derived the key again' "$work/stderr" &&
+        ok "stale live copy $round: derived again with the vault's parameters" || bad "stale live copy $round: no re-derive" "$(syslog)"
+done
+out=$(PAM_AUTHTOK=pass-4 wrapped "$driver" solodebug $u auth open close) || true
+grep -q 'arcad refused\|were stale' "$work/stderr" && bad "after the stale copies, pass-4 did not unlock at once" "$(syslog)" ||
+    ok "after the stale copies, pass-4 unlocks from the rewritten copy"
+tail -n +$((log_mark + 1)) "$work/arcad.log" | grep -q 'does not open the vault\|out of sync' &&
+    bad "arcad kept a candidate from a stale copy" "$(tail -n +$((log_mark + 1)) "$work/arcad.log")" ||
+    ok "no candidate kept from the stale copies"
 tail -n +$((log_mark + 1)) "$work/arcad.log" | grep -q 'wrong password' &&
     bad "arcad counted a wrong key" "$(tail -n +$((log_mark + 1)) "$work/arcad.log" | grep wrong)" ||
     ok "no wrong key reached arcad in any of these logins"
