@@ -29,8 +29,10 @@ public struct SocketPeer: Equatable, Sendable {
 public enum UnixSocket {
     /// A connected stream socket to `path`. With `timeoutMilliseconds`, the connect,
     /// and reads and writes on the socket, fail with ``Errno/wouldBlock`` after that long
-    /// (the socket stays blocking). A signal during the connect does not start a second one
-    /// (`SocketConnect`). The corresponding C functions are `socket`, `setsockopt` and `connect`.
+    /// (the socket stays blocking), signals included; 0 means no timeout. A signal during the
+    /// connect never starts a second one while the first is still under way (Linux drops an
+    /// interrupted Unix connect, which is then made again: `SocketConnect`).
+    /// The corresponding C functions are `socket`, `setsockopt` and `connect`.
     public static func connect(path: String, timeoutMilliseconds: Int? = nil) throws(Errno) -> FileDescriptor {
         var address = try SocketAddress.unix(path)
         let fd = try stream()

@@ -9,8 +9,11 @@ nonisolated(unsafe) private var interruptions = 0
 /// connect(2) interrupted by a real signal: a handler installed without SA_RESTART, sent with
 /// pthread_kill to the thread while /proc shows it blocked in connect on a listener whose
 /// backlog is full. After EINTR the socket must be waited for (poll, SO_ERROR), not
-/// connected again: Linux answers a second TCP connect with EALREADY once its wait runs out.
-@Suite("connect interrupted by a signal: waited for with poll and SO_ERROR, never started twice", .serialized)
+/// connected again while that connect is under way: Linux answers a second TCP connect with
+/// EALREADY once its wait runs out. (Linux drops an interrupted Unix connect: that one is made again.)
+@Suite(
+    "connect interrupted by a signal: waited for (poll, SO_ERROR), no second connect while the first is under way",
+    .serialized)
 struct ConnectInterruptTests {
     /// The system call numbers /proc/<tid>/syscall shows.
     #if arch(x86_64)
