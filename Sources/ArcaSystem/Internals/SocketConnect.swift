@@ -21,7 +21,7 @@ enum SocketConnect {
         throws(Errno)
     {
         let timeout = timeoutMilliseconds.flatMap { $0 > 0 ? $0 : nil }
-        let deadline = timeout.map { saturatingDeadline(after: $0, from: monotonicMilliseconds()) }
+        let deadline = timeout.map { saturatingDeadline(after: $0, from: MonotonicClock.milliseconds()) }
         // Whether SO_SNDTIMEO was cut to the time left, to be set back once connected.
         var shortened = false
         while true {
@@ -38,7 +38,7 @@ enum SocketConnect {
                 // Linux dropped the connect: the next one waits only for the time left, or
                 // the kernel would wait a full SO_SNDTIMEO again (twice the timeout in all).
                 if let deadline {
-                    let left = deadline - monotonicMilliseconds()
+                    let left = deadline - MonotonicClock.milliseconds()
                     guard left > 0 else { throw .wouldBlock }
                     try setSendTimeout(fd, milliseconds: left)
                     shortened = true
@@ -75,7 +75,7 @@ enum SocketConnect {
         while true {
             var wait: Int32 = -1
             if let deadline {
-                let left = deadline - monotonicMilliseconds()
+                let left = deadline - MonotonicClock.milliseconds()
                 guard left > 0 else { throw .wouldBlock }
                 wait = Int32(clamping: left)
             }
@@ -91,12 +91,5 @@ enum SocketConnect {
         case .failure(.notConnected): return false
         case .failure(let error): throw error
         }
-    }
-
-    /// Milliseconds on the monotonic clock. The corresponding C function is `clock_gettime`.
-    private static func monotonicMilliseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
     }
 }
