@@ -55,9 +55,11 @@ public enum FleetCLI {
         }
         let configPath = options.value("conf") ?? FleetConfig.defaultPath
         guard let verb = FleetVerb.named(options.verb) else { throw .usage("unknown verb \(options.verb)") }
-        try options.refuseFlags(except: verb.flags)
+        try options.refuse(except: (verb.flags, verb.values))
         switch verb.handler {
         case .printsUsage:
+            // help takes nothing (an argument or option is refused with exit 2, as other verbs do).
+            try options.done()
             write(1, usage + "\n")
         case .writesConfig(let run):
             try run(&options, configPath)

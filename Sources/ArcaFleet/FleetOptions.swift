@@ -80,7 +80,7 @@ struct FleetOptions {
     }
 
     /// Refuses valued options and positionals the verb did not read (nothing is silently
-    /// ignored); flags were checked against the verb's row before it ran (``refuseFlags(except:)``).
+    /// ignored); flags were checked against the verb's row before it ran (``refuse(except:)``).
     func done() throws(FleetError) {
         if let extra = values.keys.first(where: { !used.contains($0) }) {
             throw .usage("\(verb) does not take --\(extra)")
@@ -88,10 +88,14 @@ struct FleetOptions {
         if !positionals.isEmpty && !used.contains("#positional") { throw .usage("\(verb) takes no arguments") }
     }
 
-    /// Refuses a flag that is not in `taken` (the verb's row: ``FleetVerb/flags``).
-    func refuseFlags(except taken: Set<String>) throws(FleetError) {
-        if let flag = flags.sorted().first(where: { !taken.contains($0) }) {
+    /// Refuses a flag not in `flags` and a valued option not in `values` (nor `--conf`): the
+    /// verb's row (``FleetVerb/flags``, ``FleetVerb/values``).
+    func refuse(except taken: (flags: Set<String>, values: Set<String>)) throws(FleetError) {
+        if let flag = flags.sorted().first(where: { !taken.flags.contains($0) }) {
             throw .usage("\(verb) does not take --\(flag)")
+        }
+        if let value = values.keys.sorted().first(where: { $0 != "conf" && !taken.values.contains($0) }) {
+            throw .usage("\(verb) does not take --\(value)")
         }
     }
 }

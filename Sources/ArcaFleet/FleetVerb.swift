@@ -1,7 +1,7 @@
 /// One verb of arca-fleetd(8): its name, the flags it takes and its handler, as the `arca` CLI's
 /// command table holds them (keyctl's `{ act_keyctl_padd, "padd" }`): `FleetCLI.execute` finds
-/// the row and runs it, so a verb lives in one place, and an unknown verb or a flag the verb
-/// does not take is refused before anything runs (fleet.conf is not even read).
+/// the row and runs it, so a verb lives in one place, and an unknown verb or a flag or valued
+/// option the verb does not take is refused before anything runs (fleet.conf is not even read).
 struct FleetVerb: Sendable {
     /// What a verb needs besides its options.
     enum Handler: Sendable {
@@ -9,7 +9,7 @@ struct FleetVerb: Sendable {
         case writesConfig(@Sendable (inout FleetOptions, String) throws(FleetError) -> Void)
         /// Every other verb: works on the fleet that fleet.conf names.
         case readsConfig(@Sendable (inout FleetOptions, Fleet) throws(FleetError) -> Void)
-        /// `help`: prints the usage text, as `--help` does.
+        /// `help`: prints the usage text, as `--help` does; it takes nothing else.
         case printsUsage
     }
 
@@ -23,27 +23,36 @@ struct FleetVerb: Sendable {
     let name: String
     /// The flags (`--json`, `--local`) the verb takes; any other is a usage error.
     let flags: Set<String>
+    /// The valued options (`--group G`) the verb takes, besides the global `--conf`; any other
+    /// is a usage error. The handler's ``FleetOptions/done()`` checks what it really read.
+    let values: Set<String>
     let handler: Handler
 
-    init(name: String, flags: Set<String> = [], handler: Handler) {
+    init(name: String, flags: Set<String> = [], values: Set<String> = [], handler: Handler) {
         self.name = name
         self.flags = flags
+        self.values = values
         self.handler = handler
     }
+
+    /// The valued options of put and rotate.
+    private static let itemValues: Set<String> = [
+        "service", "account", "group", "allow-user", "allow-group", "allow-unit",
+    ]
 
     /// The row of `name`, or nil.
     static func named(_ name: String) -> FleetVerb? { all.first { $0.name == name } }
 
     /// Every verb, in the order of the usage text (`help`, which it does not list, last).
     static let all: [FleetVerb] = [
-        FleetVerb(name: "init", handler: .readsConfig(initialize)),
-        FleetVerb(name: "join", handler: .writesConfig(FleetCLI.join)),
+        FleetVerb(name: "init", values: ["manifest-lifetime"], handler: .readsConfig(initialize)),
+        FleetVerb(name: "join", values: ["host", "admin-key"], handler: .writesConfig(FleetCLI.join)),
         FleetVerb(name: "hosts", flags: ["json"], handler: .readsConfig(hosts)),
-        FleetVerb(name: "approve", handler: .readsConfig(approve)),
+        FleetVerb(name: "approve", values: ["group"], handler: .readsConfig(approve)),
         FleetVerb(name: "remove", handler: .readsConfig(remove)),
-        FleetVerb(name: "put", handler: .readsConfig(put)),
-        FleetVerb(name: "rotate", handler: .readsConfig(rotate)),
-        FleetVerb(name: "revoke", handler: .readsConfig(revoke)),
+        FleetVerb(name: "put", values: itemValues, handler: .readsConfig(put)),
+        FleetVerb(name: "rotate", values: itemValues, handler: .readsConfig(rotate)),
+        FleetVerb(name: "revoke", values: ["service", "account"], handler: .readsConfig(revoke)),
         FleetVerb(name: "refresh", handler: .readsConfig(refresh)),
         FleetVerb(name: "status", flags: ["json", "local"], handler: .readsConfig(status)),
         FleetVerb(name: "run", handler: .readsConfig(run)),

@@ -10,7 +10,8 @@
 public enum LoopbackSocket {
     /// A connected, close-on-exec stream socket to 127.0.0.1:`port`. The connect, and reads
     /// and writes on the socket, fail with ``Errno/wouldBlock`` after `timeoutMilliseconds`.
-    /// A signal during the connect does not start a second one (`SocketConnect`).
+    /// A signal during the connect never starts a second one while the first is still under
+    /// way (`SocketConnect`).
     /// The corresponding C functions are `socket`, `setsockopt` and `connect`.
     public static func connect(port: UInt16, timeoutMilliseconds: Int) throws(Errno) -> FileDescriptor {
         var address = SocketAddress.loopback(port: port)

@@ -29,8 +29,10 @@ public struct SocketPeer: Equatable, Sendable {
 public enum UnixSocket {
     /// A connected stream socket to `path`. With `timeoutMilliseconds`, the connect,
     /// and reads and writes on the socket, fail with ``Errno/wouldBlock`` after that long
-    /// (the socket stays blocking). A signal during the connect does not start a second one
-    /// (`SocketConnect`). The corresponding C functions are `socket`, `setsockopt` and `connect`.
+    /// (the socket stays blocking), signals included; 0 means no timeout. A signal during the
+    /// connect never starts a second one while the first is still under way (Linux drops an
+    /// interrupted Unix connect, which is then made again: `SocketConnect`).
+    /// The corresponding C functions are `socket`, `setsockopt` and `connect`.
     public static func connect(path: String, timeoutMilliseconds: Int? = nil) throws(Errno) -> FileDescriptor {
         var address = try SocketAddress.unix(path)
         let fd = try stream()
@@ -93,9 +95,11 @@ public enum UnixSocket {
         }
     }
 
-    /// Sets the receive and send timeouts. The corresponding C function is `setsockopt`.
+    /// Sets the receive and send timeouts; 0 means none (the kernel's reading).
+    /// A negative value is ``Errno/invalidArgument``. The corresponding C function is `setsockopt`.
     public static func setTimeouts(_ fd: FileDescriptor, milliseconds: Int) throws(Errno) {
-        var tv = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+        guard milliseconds >= 0 else { throw .invalidArgument }
+        var tv = timeval(milliseconds: milliseconds)
         let size = socklen_t(MemoryLayout<timeval>.size)
         try nothingOrErrno { setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVTIMEO, &tv, size) }.get()
         try nothingOrErrno { setsockopt(fd.rawValue, SOL_SOCKET, SO_SNDTIMEO, &tv, size) }.get()
@@ -114,6 +118,11 @@ public enum UnixSocket {
         while offset < bytes.count {
             offset += try send(fd, UnsafeRawBufferPointer(rebasing: bytes[offset...]))
         }
+    }
+
+    /// `milliseconds` (at least 0) as a `timeval`, for `SO_RCVTIMEO` and `SO_SNDTIMEO`.
+    static func timeval(milliseconds: Int) -> Glibc.timeval {
+        Glibc.timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
     }
 
     /// The bytes of the peer's `sun_path` (an abstract name starts with NUL); empty

@@ -77,4 +77,33 @@ struct FleetVerbTests {
         #expect(FleetVerb.all.map(\.name).filter { $0 != "help" } == listed)
         #expect(Set(FleetVerb.all.map(\.name)).count == FleetVerb.all.count)
     }
+
+    @Test("a valued option the verb's row does not list is a usage error before fleet.conf is read")
+    func valueRefusedBeforeConfig() throws {
+        let (directory, _, cleanup) = try Self.badConfigs()
+        defer { cleanup() }
+        #expect(throws: FleetError.usage("hosts does not take --group")) {
+            try FleetCLI.execute(["--conf", directory, "hosts", "--group", "web"])
+        }
+        #expect(throws: FleetError.usage("revoke does not take --allow-user")) {
+            try FleetCLI.execute(["--conf", directory, "revoke", "-s", "s", "-a", "a", "--allow-user", "bob"])
+        }
+        // The options a row lists pass, and the verb goes on to read fleet.conf.
+        #expect(throws: FleetError.usage("cannot read \(directory)")) {
+            try FleetCLI.execute(["--conf", directory, "approve", "h1", "--group", "web"])
+        }
+        for verb in FleetVerb.all {
+            #expect(verb.values.isSubset(of: FleetOptions.valued.subtracting(["conf"])), "\(verb.name)")
+        }
+    }
+
+    @Test("help takes nothing: an argument, a flag or an option is a usage error (exit 2), as for other verbs")
+    func helpTakesNothing() throws {
+        #expect(throws: FleetError.usage("help takes no arguments")) { try FleetCLI.execute(["help", "extra"]) }
+        #expect(throws: FleetError.usage("help does not take --host")) {
+            try FleetCLI.execute(["help", "--host", "x"])
+        }
+        #expect(throws: FleetError.usage("help does not take --json")) { try FleetCLI.execute(["help", "--json"]) }
+        #expect(FleetCLI.main(["help", "extra"]) == 2)
+    }
 }

@@ -9,8 +9,11 @@ nonisolated(unsafe) private var interruptions = 0
 /// connect(2) interrupted by a real signal: a handler installed without SA_RESTART, sent with
 /// pthread_kill to the thread while /proc shows it blocked in connect on a listener whose
 /// backlog is full. After EINTR the socket must be waited for (poll, SO_ERROR), not
-/// connected again: Linux answers a second TCP connect with EALREADY once its wait runs out.
-@Suite("connect interrupted by a signal: waited for with poll and SO_ERROR, never started twice", .serialized)
+/// connected again while that connect is under way: Linux answers a second TCP connect with
+/// EALREADY once its wait runs out. (Linux drops an interrupted Unix connect: that one is made again.)
+@Suite(
+    "connect interrupted by a signal: waited for (poll, SO_ERROR), no second connect while the first is under way",
+    .serialized)
 struct ConnectInterruptTests {
     /// The system call numbers /proc/<tid>/syscall shows.
     #if arch(x86_64)
@@ -84,7 +87,7 @@ struct ConnectInterruptTests {
     }
 
     /// Polls `condition` every millisecond for up to 10 s.
-    private static func eventually(_ condition: () -> Bool) -> Bool {
+    static func eventually(_ condition: () -> Bool) -> Bool {
         for _ in 0..<10_000 {
             if condition() { return true }
             usleep(1000)
@@ -93,7 +96,7 @@ struct ConnectInterruptTests {
     }
 
     /// Runs `body` with a SIGURG handler installed without SA_RESTART; restores the old one.
-    private static func withInterruptingHandler(_ body: () throws -> Void) rethrows {
+    static func withInterruptingHandler(_ body: () throws -> Void) rethrows {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { _ in interruptions &+= 1 }
         sigemptyset(&action.sa_mask)
@@ -194,7 +197,7 @@ struct ConnectInterruptTests {
         }
     }
 
-    private static func fullUnixListener() throws -> FullUnixListener {
+    static func fullUnixListener() throws -> FullUnixListener {
         let path = "/tmp/arca-sys-eintr-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         let listener = try UnixSocket.listen(path: path, mode: 0o600, backlog: 0)
         let queued = fillBacklog { () throws(Errno) in try UnixSocket.connect(path: path, timeoutMilliseconds: 100) }
@@ -275,5 +278,56 @@ struct ConnectInterruptTests {
             let accepted = try Self.expectConnectsOnceRoom(attempt, unix.listener)
             #expect(accepted == unix.queued.count + 1)
         }
+    }
+
+    /// The socket's SO_SNDTIMEO in milliseconds.
+    private static func sendTimeout(_ fd: FileDescriptor) throws -> Int {
+        var tv = timeval()
+        var size = socklen_t(MemoryLayout<timeval>.size)
+        try #require(getsockopt(fd.rawValue, SOL_SOCKET, SO_SNDTIMEO, &tv, &size) == 0)
+        return tv.tv_sec > Int.max / 1000 - 1 ? Int.max : tv.tv_sec * 1000 + tv.tv_usec / 1000
+    }
+
+    /// An interrupted Unix connect with `timeoutMilliseconds` that completes once there is room.
+    private static func unixInterruptedThenRoom(timeoutMilliseconds: Int) throws -> Int {
+        let unix = try Self.fullUnixListener()
+        defer { unix.close() }
+        var timeout = -1
+        try Self.withInterruptingHandler {
+            let attempt = Self.interruptedConnect { () throws(Errno) in
+                try UnixSocket.connect(path: unix.path, timeoutMilliseconds: timeoutMilliseconds)
+            }
+            #expect(Self.eventually { attempt.systemCall == Self.connectCall })
+            usleep(100_000)
+            var accepted = [try UnixSocket.accept(unix.listener)]
+            defer { accepted.forEach { $0.close() } }
+            let fd = try #require(try attempt.result()).get()
+            defer { fd.close() }
+            timeout = try Self.sendTimeout(fd)
+            while try unix.listener.poll(for: Int16(POLLIN), milliseconds: 200) {
+                accepted.append(try UnixSocket.accept(unix.listener))
+            }
+        }
+        return timeout
+    }
+
+    @Test("Unix, with a timeout: the connect made again waits for the time left; SO_SNDTIMEO is then full again")
+    func unixSendTimeoutRestored() throws {
+        #expect(try Self.unixInterruptedThenRoom(timeoutMilliseconds: 10_000) == 10_000)
+    }
+
+    @Test("timeout 0 means none (as SO_SNDTIMEO 0 to the kernel), also after a signal; Int.max does not trap")
+    func edgeTimeouts() throws {
+        #expect(try Self.unixInterruptedThenRoom(timeoutMilliseconds: 0) == 0)
+        let huge = try Self.unixInterruptedThenRoom(timeoutMilliseconds: Int.max)
+        #expect(huge > 1_000_000_000, "Int.max is the kernel's longest timeout, not a short one: \(huge)")
+        let listener = try UnixSocket.listen(path: "/tmp/arca-sys-edge-\(getpid()).sock", mode: 0o600)
+        defer {
+            listener.close()
+            unlink("/tmp/arca-sys-edge-\(getpid()).sock")
+        }
+        let fd = try UnixSocket.connect(path: "/tmp/arca-sys-edge-\(getpid()).sock", timeoutMilliseconds: Int.max)
+        fd.close()
+        #expect(throws: Errno.invalidArgument) { try UnixSocket.setTimeouts(listener, milliseconds: -1) }
     }
 }

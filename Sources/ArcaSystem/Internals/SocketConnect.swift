@@ -15,21 +15,34 @@
 enum SocketConnect {
     /// Connects `fd` to `address`. With `timeoutMilliseconds` (the socket's `SO_SNDTIMEO`, which
     /// bounds the kernel's own wait), a connect that does not complete in time fails with
-    /// ``Errno/wouldBlock``, whichever way it ran out. The corresponding C function is `connect`.
+    /// ``Errno/wouldBlock``, whichever way it ran out, signals included. 0 or nil: no timeout
+    /// (as `SO_SNDTIMEO` 0 means to the kernel). The corresponding C function is `connect`.
     static func connect(_ fd: FileDescriptor, to address: inout SocketAddress, timeoutMilliseconds: Int?)
         throws(Errno)
     {
-        let deadline = timeoutMilliseconds.map { monotonicMilliseconds() + $0 }
+        let timeout = timeoutMilliseconds.flatMap { $0 > 0 ? $0 : nil }
+        let deadline = timeout.map { saturatingDeadline(after: $0, from: MonotonicClock.milliseconds()) }
+        // Whether SO_SNDTIMEO was cut to the time left, to be set back once connected.
+        var shortened = false
         while true {
             let result = nothingOrErrno(retryOnInterrupt: false) {
                 address.withSockaddr { Glibc.connect(fd.rawValue, $0, $1) }
             }
             switch result {
             case .success:
+                // SO_SNDTIMEO also bounds every later send: the full timeout again.
+                if shortened, let timeout { try setSendTimeout(fd, milliseconds: timeout) }
                 return
             case .failure(.interrupted):
                 if try awaitInterrupted(fd, deadline: deadline) { return }
-                if let deadline, monotonicMilliseconds() >= deadline { throw .wouldBlock }
+                // Linux dropped the connect: the next one waits only for the time left, or
+                // the kernel would wait a full SO_SNDTIMEO again (twice the timeout in all).
+                if let deadline {
+                    let left = deadline - MonotonicClock.milliseconds()
+                    guard left > 0 else { throw .wouldBlock }
+                    try setSendTimeout(fd, milliseconds: left)
+                    shortened = true
+                }
             case .failure(.inProgress):
                 // A blocking TCP connect cut short by SO_SNDTIMEO: Linux reports EINPROGRESS
                 // (a Unix socket's, EAGAIN). One code for "timed out", as reads and writes give.
@@ -40,6 +53,20 @@ enum SocketConnect {
         }
     }
 
+    /// `now + milliseconds`, saturated at `Int.max` (a timeout of `Int.max` never ends).
+    static func saturatingDeadline(after milliseconds: Int, from now: Int) -> Int {
+        let (sum, overflow) = now.addingReportingOverflow(milliseconds)
+        return overflow ? Int.max : sum
+    }
+
+    /// Sets `SO_SNDTIMEO` alone, which bounds `connect` (and sends).
+    /// The corresponding C function is `setsockopt`.
+    private static func setSendTimeout(_ fd: FileDescriptor, milliseconds: Int) throws(Errno) {
+        var tv = UnixSocket.timeval(milliseconds: milliseconds)
+        let size = socklen_t(MemoryLayout<timeval>.size)
+        try nothingOrErrno { setsockopt(fd.rawValue, SOL_SOCKET, SO_SNDTIMEO, &tv, size) }.get()
+    }
+
     /// After an interrupted connect: waits until `fd` is writable (or `deadline` passes:
     /// ``Errno/wouldBlock``), then throws the connect's error (`SO_ERROR`), or returns true
     /// when connected and false when no connect is under way (Linux's Unix sockets).
@@ -48,7 +75,7 @@ enum SocketConnect {
         while true {
             var wait: Int32 = -1
             if let deadline {
-                let left = deadline - monotonicMilliseconds()
+                let left = deadline - MonotonicClock.milliseconds()
                 guard left > 0 else { throw .wouldBlock }
                 wait = Int32(clamping: left)
             }
@@ -59,24 +86,10 @@ enum SocketConnect {
         var size = socklen_t(MemoryLayout<CInt>.size)
         try nothingOrErrno { getsockopt(fd.rawValue, SOL_SOCKET, SO_ERROR, &error, &size) }.get()
         if error != 0 { throw Errno(rawValue: error) }
-        var peer = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let named = nothingOrErrno {
-            withUnsafeMutablePointer(to: &peer) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd.rawValue, $0, &length) }
-            }
-        }
-        switch named {
+        switch Result(catching: { () throws(Errno) in try UnixSocket.peerAddress(fd) }) {
         case .success: return true
         case .failure(.notConnected): return false
         case .failure(let error): throw error
         }
-    }
-
-    /// Milliseconds on the monotonic clock. The corresponding C function is `clock_gettime`.
-    private static func monotonicMilliseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return now.tv_sec * 1000 + now.tv_nsec / 1_000_000
     }
 }
