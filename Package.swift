@@ -112,7 +112,9 @@ let package = Package(
         // is safe inside a module that libpam loads into any process that may fork.
         // pam_syslog with a fixed format, compiled as C (Swift's variadic calls cost a fresh login).
         .target(name: "CArcaPAM", dependencies: ["CPAM"]),
-        .target(name: "ArcaPAM", dependencies: ["CPAM", "CArcaPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto", "ArcaSystem"]),
+        .target(
+            name: "ArcaPAM",
+            dependencies: ["CPAM", "CArcaPAM", "ArcaClient", "ArcaProtocol", "ArcaCrypto", "ArcaSystem"]),
         .target(name: "PAMShim", dependencies: ["ArcaPAM", "CPAM", "CArcaStartup"], linkerSettings: pamModuleLinkage),
 
         // A stand-in arcad that records what pam_arca.so sends (Tests/integration/3x-pam-*.sh, bench/pam).
@@ -124,7 +126,8 @@ let package = Package(
             name: "arca-test-pam-driver", dependencies: ["CPAM", "ArcaClient", "ArcaProtocol"],
             path: "Tests/ArcaPAMDriver"),
         .testTarget(
-            name: "ArcaPAMTests", dependencies: ["ArcaPAM", "ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CPAM"]),
+            name: "ArcaPAMTests",
+            dependencies: ["ArcaPAM", "ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CPAM"]),
 
         // Benchmarks: `make bench` runs each bench/NAME in one go.
         .executableTarget(name: "bench-kdf", dependencies: ["ArcaCrypto", "CSodium"], path: "bench/kdf"),

@@ -338,7 +338,8 @@ extension Request {
         case .importStaged:
             return .importStaged(
                 uid: try r.u32(), secret: try r.bytes(field: "secret", limit: ProtocolLimits.maximumPasswordLength))
-        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate, .staleParameters,
+        case .ok, .error, .statusReply, .kdfParametersReply, .items, .recoveryKey, .sessions, .grants, .candidate,
+            .staleParameters,
             .attributeItems, .events, .attributeReferences, .collectionSettingsReply, .backup, .importSummary,
             .syncDevice, .syncApproval, .syncOutbox, .syncPushResult, .syncRemoval, .syncStatusReply,
             .syncConflictsReply, .backupStaged, .backupChunk, .backupReceived:

@@ -55,7 +55,8 @@ import Testing
         #expect(
             enrolled
                 == PublishedKDFParameters(
-                    publisherPID: UInt32(bitPattern: getpid()), publisherStartTime: try #require(ProcessStartTime.current),
+                    publisherPID: UInt32(bitPattern: getpid()),
+                    publisherStartTime: try #require(ProcessStartTime.current),
                     uid: uid, parameters: testParameters))
 
         // A password change: the new salt at once.
@@ -75,7 +76,8 @@ import Testing
 
         // A restarted arcad publishes when it opens the vault (its first request for the user), asked
         // by the user: root's asking would republish anyway (rootAskingRewritesACopyItCouldNotBelieve).
-        try FileManager.default.removeItem(atPath: PublishedKDFParameters.path(socketPath: place.config.socketPath, uid: uid))
+        try FileManager.default.removeItem(
+            atPath: PublishedKDFParameters.path(socketPath: place.config.socketPath, uid: uid))
         let restarted = try Daemon(config: place.config, kernel: RecordingKernel(), publishesParameters: true)
         var ask = Request.kdfParameters(uid: uid)
         #expect(restarted.handle(&ask, from: PeerCredentials(pid: 1, uid: uid, gid: uid)) == .kdfParameters(reset))
@@ -91,7 +93,9 @@ import Testing
         let good = try Data(contentsOf: URL(fileURLWithPath: path))
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: path))
         var request = Request.kdfParameters(uid: uid)
-        #expect(place.daemon.handle(&request, from: PeerCredentials(pid: 1, uid: uid, gid: uid)) == .kdfParameters(testParameters))
+        #expect(
+            place.daemon.handle(&request, from: PeerCredentials(pid: 1, uid: uid, gid: uid))
+                == .kdfParameters(testParameters))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data([1, 2, 3]), "a user's request writes nothing")
         #expect(place.send(.kdfParameters(uid: uid)) == .kdfParameters(testParameters))
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == good)
@@ -147,6 +151,7 @@ import Testing
         let daemon = try Daemon(config: config, kernel: RecordingKernel())
         var request = Request.enroll(uid: uid, key: try derivedKey("pw"), parameters: testParameters)
         #expect(daemon.handle(&request, from: PeerCredentials(pid: 1, uid: 0, gid: 0)) == .ok)
-        #expect(!FileManager.default.fileExists(atPath: PublishedKDFParameters.directory(socketPath: config.socketPath)))
+        #expect(
+            !FileManager.default.fileExists(atPath: PublishedKDFParameters.directory(socketPath: config.socketPath)))
     }
 }

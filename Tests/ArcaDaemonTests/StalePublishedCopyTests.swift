@@ -44,7 +44,8 @@ import Testing
                 #expect(place.send(.loginUnlock(uid: uid, key: real)) == .ok, "the login unlocks")
             }
             #expect(try place.daemon.context(uid).withLock { state throws(HandlerError) in state.failures } == 0)
-            #expect(try place.daemon.context(uid).withLock { state throws(HandlerError) in state.candidates.count } == 0)
+            #expect(
+                try place.daemon.context(uid).withLock { state throws(HandlerError) in state.candidates.count } == 0)
             #expect(try place.published(uid)?.parameters == testParameters, "the copy is rewritten")
             _ = place.send(.lockAll)
             // The next login would take the rewritten copy; tamper again for the second round.
@@ -69,7 +70,9 @@ import Testing
         let real = try derivedKey("pw")
         #expect(place.send(.enroll(uid: uid, key: real, parameters: testParameters)) == .ok)
         _ = place.send(.lockAll)
-        guard case .candidate = place.send(.loginUnlockDerived(uid: uid, key: try derivedKey("no"), parameters: testParameters))
+        guard
+            case .candidate = place.send(
+                .loginUnlockDerived(uid: uid, key: try derivedKey("no"), parameters: testParameters))
         else {
             Issue.record("a wrong key with the right parameters is a candidate")
             return
