@@ -15,8 +15,8 @@ import ArcaVault
 /// (password change, recovery, a pending re-wrap), and again when root asks for them
 /// (`kdfParameters`: pam_arca could not believe the copy), when a login's unlock fails and
 /// when a login's key came with other parameters (`loginUnlockDerived`: a stale copy),
-/// always under the user's lock, so one uid's writes never interleave. Best effort: a failure is logged and the user's file
-/// removed, and pam_arca asks arcad instead. Files of an earlier arcad are left: their
+/// always under the user's lock, so one uid's writes never interleave. Best effort: a
+/// failure is logged and the user's file removed, and pam_arca asks arcad instead. Files of an earlier arcad are left: their
 /// publisher is gone, so pam_arca ignores them until this arcad rewrites them.
 final class KDFPublication: Sendable {
     /// `<socket>.kdf`.

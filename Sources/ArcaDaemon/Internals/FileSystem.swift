@@ -23,6 +23,17 @@ struct FileStatus: Equatable {
         isSymbolicLink = type == S_IFLNK
         size = Int(st.st_size)
     }
+
+    /// From ArcaSystem's `fstat` of an open file: never a symlink (arcad opens with
+    /// `O_NOFOLLOW` and without `O_PATH`, so a link fails to open).
+    init(_ status: FileDescriptor.Status) {
+        owner = status.owner
+        permissions = status.permissions
+        isDirectory = status.isDirectory
+        isRegularFile = status.isRegularFile
+        isSymbolicLink = false
+        size = status.size
+    }
 }
 
 /// Thin wrappers over the file calls of arcad's state directory, over
@@ -37,11 +48,10 @@ enum FileSystem {
         }
     }
 
-    /// The status of an open file. The corresponding C function is `fstat`.
+    /// The status of an open file: ArcaSystem's ``FileDescriptor/status()``, with the call
+    /// named in its error. The corresponding C function is `fstat`.
     static func status(_ fd: Int32) throws(SystemError) -> FileStatus {
-        var st = stat()
-        try SocketSystem.named("fstat") { () throws(Errno) in try nothingOrErrno { fstat(fd, &st) }.get() }
-        return FileStatus(st)
+        FileStatus(try SocketSystem.named("fstat") { () throws(Errno) in try FileDescriptor(rawValue: fd).status() })
     }
 
     /// The status of `path` itself (a symlink is reported, not followed); nil if it
