@@ -121,14 +121,14 @@ def q(v, f):
     v = sorted(v)
     return v[min(len(v) - 1, int(f * len(v)))]
 print(f"{len(rows['A'])} rounds; µs: median [p10..p90]")
-print(f"  {'step':<14}{'A':>22}{'B':>22}{'B-A (median of pairs)':>26}")
+print(f"  {'step':<14}{'A':>26}{'B':>26}{'B-A (median of pairs)':>26}")
 for k, n in zip(keys, names):
     a = [r[k] for r in rows["A"]]
     b = [r[k] for r in rows["B"]]
     d = [y - x for x, y in zip(a, b)]
     fa = f"{statistics.median(a):.0f} [{q(a, .1)}..{q(a, .9)}]"
     fb = f"{statistics.median(b):.0f} [{q(b, .1)}..{q(b, .9)}]"
-    print(f"  {n:<14}{fa:>22}{fb:>22}{statistics.median(d):>26.0f}")
+    print(f"  {n:<14}{fa:>26}{fb:>26}{statistics.median(d):>26.0f}")
 print("  (wall and CPU of the login process, all threads, with the time inside crypto_pwhash taken out;"
       " wall - CPU = waiting)")
 EOF
