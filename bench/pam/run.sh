@@ -293,12 +293,12 @@ row "dlopen(RTLD_NOW), fresh C process: pam_unix.so" "$(ms "$dl_unix")" "" "-"
 row "dlopen(RTLD_NOW), fresh C process: pam_gnome_keyring.so" "$(ms "$dl_gk")" "" "$(ms $((dl_gk - dl_unix))) vs unix"
 echo "  C login with pam_arca, per step, added over the baseline (medians; the login process's wall and CPU time,"
 echo "  KDF excluded; wall - CPU = waiting, on arcad mostly):"
-printf '    %-36s %8s %8s %8s\n' step "wall ms" "CPU ms" "wait ms"
+printf '    %-40s %8s %8s %8s\n' step "wall ms" "CPU ms" "wait ms"
 for st in start auth open close end; do
     w=$(($(cx arcad "$st") - $(cx base "$st"))) c=$(($(cx arcad "cpu_$st") - $(cx base "cpu_$st")))
     case $st in start) label="pam_start (loads the module, libsodium)" ;; auth) label=pam_authenticate ;;
         open) label=pam_open_session ;; close) label=pam_close_session ;; end) label=pam_end ;; esac
-    printf '    %-36s %8s %8s %8s\n' "$label" "$(ms "$w")" "$(ms "$c")" "$(ms $((w - c)))"
+    printf '    %-40s %8s %8s %8s\n' "$label" "$(ms "$w")" "$(ms "$c")" "$(ms $((w - c)))"
 done
 echo "  KDF (1 pass, 64 MiB) caught inside pam_arca.so's auth: median $(ms "$c_kdf") ms, $c_calls calls per login;"
 echo "  one Argon2id alone after pam_end, same process (cross-check): median $(ms "$c_alone") ms; the old estimate,"
