@@ -82,7 +82,7 @@ login() { # NAME → fresh.c's "key value" pairs (µs); fails loudly if fresh-c 
         "$work/fresh-c" txn "${1,,}" "$(cat "$work/$1/user")" 1 2>"$work/$1/fresh.err") || {
         echo "paired: fresh-c failed on $1:" >&2; cat "$work/$1/fresh.err" >&2; return 1
     }
-    [ "$(wc -w <<<"$row")" -eq 38 ] || { echo "paired: short row from $1: '$row'" >&2; return 1; }
+    [ "$(wc -w <<<"$row")" -eq 42 ] || { echo "paired: short row from $1: '$row'" >&2; return 1; }
     echo "$row"
 }
 declare -A expected=([A]=0 [B]=0)
@@ -107,16 +107,16 @@ import statistics, sys
 by_round = {"A": {}, "B": {}}
 for line in open(sys.argv[1]):
     p = line.split()
-    assert len(p) == 40, f"bad row: {line!r}"
+    assert len(p) == 44, f"bad row: {line!r}"
     by_round[p[0]][int(p[1])] = {k: int(v) for k, v in zip(p[2::2], p[3::2])}
 assert by_round["A"].keys() == by_round["B"].keys(), "rounds missing on one side"
 rounds = sorted(by_round["A"])
 rows = {n: [by_round[n][r] for r in rounds] for n in ("A", "B")}
 # Steps with the KDF taken out (fresh-c catches crypto_pwhash), then the KDF itself.
 keys = ["start", "auth", "open", "close", "end", "txn", "cpu_start", "cpu_auth", "cpu_open", "cpu_close",
-        "cpu_end", "kdf", "calls"]
+        "cpu_end", "kdf", "kdf_cpu", "calls"]
 names = ["pam_start", "auth", "open_session", "close_session", "pam_end", "txn", "CPU pam_start", "CPU auth",
-         "CPU open", "CPU close", "CPU pam_end", "KDF caught", "KDF calls"]
+         "CPU open", "CPU close", "CPU pam_end", "KDF caught", "KDF CPU", "KDF calls"]
 def q(v, f):
     v = sorted(v)
     return v[min(len(v) - 1, int(f * len(v)))]

@@ -146,7 +146,8 @@ def main():
     calls = sorted(r["calls"] for r in rows["arcad"])
     txns = sorted(r["txn"] for r in rows["arcad"])
     base_txn = med["base"]["txn"]
-    print(f"  KDF caught inside pam_arca.so: median {med['arcad']['kdf']:.0f} µs, {calls[0]}..{calls[-1]} calls"
+    print(f"  KDF caught inside pam_arca.so: median {med['arcad']['kdf']:.0f} µs wall,"
+          f" {med['arcad']['kdf_cpu']:.0f} µs CPU, {calls[0]}..{calls[-1]} calls"
           f" per login; added: min {txns[0] - base_txn:.0f}, max {txns[-1] - base_txn:.0f} µs")
     print()
 
