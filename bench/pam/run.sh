@@ -221,8 +221,10 @@ for _ in $(seq 50); do
     [ "$unlocks" -ge "$FRESH" ] && [ "$sessions" -ge "$FRESH" ] && break
     sleep 0.02
 done
-[ "$unlocks" -eq "$FRESH" ] && [ "$sessions" -eq "$FRESH" ] ||
-    { echo "bench/pam: arcad logged $unlocks unlocks and $sessions sessions for $FRESH C logins" >&2; exit 1; }
+if [ "$unlocks" -ne "$FRESH" ] || [ "$sessions" -ne "$FRESH" ]; then
+    echo "bench/pam: arcad logged $unlocks unlocks and $sessions sessions for $FRESH C logins" >&2
+    exit 1
+fi
 # Each row: the service, then fresh.c's "key value" pairs (step times with the KDF taken out).
 cv() { awk -v s="$1" -v k="$2" '$1 == s {for (i = 2; i < NF; i += 2) if ($i == k) print $(i + 1)}' "$work/ctxn"; }
 cx() { cv "$1" "$2" | median; }
