@@ -25,10 +25,13 @@
  *                                          libsodium loaded then: a cross-check of kdf and kdf_cpu
  *                                          (on a loaded machine the CPU times agree and the wall
  *                                          times need not: they wait for a CPU differently); else 0.
- *       KDFS: the least number of crypto_pwhash calls expected (1 for a stack with pam_arca,
- *       whose auth derives the login key: 2 when it finds the published KDF parameters stale;
- *       0 for the others). Fewer calls is an error (exit 4): a bench that stopped catching
- *       the KDF would stop subtracting it and say nothing.
+ *       KDFS: the exact number of crypto_pwhash calls expected in the transaction (1 for a
+ *       stack with pam_arca, whose auth derives the login key; 0 for the others). Any other
+ *       count is an error (exit 4): fewer means the bench stopped catching the KDF and would
+ *       stop subtracting it; more means the module derived again (in open_session, when arcad
+ *       judges the published KDF parameters stale: openSession -> unlock ->
+ *       derivedAgainIfStale), and silently subtracting a second KDF would hide that cost.
+ *       KDFS must be a decimal number (exit 2 otherwise).
  *       With FRESH_MARKS=1 in the environment, each step is bracketed by a write(-1,
  *       "fresh:mark:STEP") that fails at once (EBADF) and that strace/perf trace show, and by
  *       a line "fresh:mark:STEP MONOTONIC_µs" on stderr (perf sched's clock with -k mono), so
@@ -154,7 +157,12 @@ int main(int argc, char **argv) {
         return 0;
     }
     if ((argc == 5 || argc == 7) && strcmp(argv[1], "txn") == 0) {
-        int want = atoi(argv[4]);
+        char *rest = NULL;
+        long want = strtol(argv[4], &rest, 10);
+        if (rest == argv[4] || *rest != '\0' || want < 0 || want > 100) {
+            fprintf(stderr, "fresh: KDFS must be a number of crypto_pwhash calls (0..100), not '%s'\n", argv[4]);
+            return 2;
+        }
         if (dlsym(RTLD_DEFAULT, "crypto_pwhash") != (void *)crypto_pwhash) {
             fprintf(stderr, "fresh: crypto_pwhash is not exported (link with "
                             "-Wl,--export-dynamic-symbol=crypto_pwhash): the KDF would not be caught\n");
@@ -186,10 +194,13 @@ int main(int argc, char **argv) {
             fprintf(stderr, "fresh: %s: auth %d open %d close %d\n", argv[2], r[AUTH], r[OPEN], r[CLOSE]);
             return 2;
         }
-        if (kdf_calls < want || kdf_outside != 0) {
+        if (kdf_calls != want || kdf_outside != 0) {
             fprintf(stderr, "fresh: %s: %d crypto_pwhash calls caught in the transaction (%d outside it), "
-                            "expected at least %d: the KDF is not being subtracted\n",
-                    argv[2], kdf_calls, kdf_outside, want);
+                            "expected exactly %ld: %s\n",
+                    argv[2], kdf_calls, kdf_outside, want,
+                    kdf_calls < want ? "the KDF is not being caught, so it would not be subtracted"
+                                     : "the module derived more than expected, and subtracting every "
+                                       "call would hide that cost");
             return 4;
         }
         double alone_cpu = 0;

@@ -9,7 +9,7 @@
 # process's CPU time in it (µs; the time inside crypto_pwhash, which fresh-c catches, taken out
 # of each, exactly), the KDF caught and its calls, and the median of the per-round differences
 # B - A (rounds paired by number). Stops with an error when fresh-c fails (a pam_arca login in
-# which no crypto_pwhash was caught is a failure) or arcad's log does not show one unlock and
+# which it did not catch exactly one crypto_pwhash is a failure) or arcad's log does not show one unlock and
 # one session per login.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

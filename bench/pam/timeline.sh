@@ -78,7 +78,7 @@ stack() { # NAME [MODULE LINE]
 }
 stack base
 stack arcad "$real"
-kdfs() { if [ "$1" = arcad ]; then echo 1; else echo 0; fi; } # crypto_pwhash calls fresh-c must catch
+kdfs() { if [ "$1" = arcad ]; then echo 1; else echo 0; fi; } # crypto_pwhash calls fresh-c must catch, exactly
 login() { # SERVICE → fresh.c's "key value" pairs (µs)
     local row
     row=$(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
