@@ -60,7 +60,7 @@ work=$(mktemp -d /tmp/arca-bench-pam.XXXXXX)
 chmod 0755 "$work"
 mkdir "$work/svc"
 # shellcheck source=lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh
+. bench/pam/lib-check.bash # compile_fresh, check_arcad_log
 compile_fresh "$work/fresh-c"
 user=arca-bench-pam
 user2=arca-bench-pam2
@@ -202,13 +202,13 @@ done >"$work/dlopen"
 dl() { awk -v m="$1" '$1 == m {print $2}' "$work/dlopen" | median; }
 dl_arca=$(dl "$build/libpam_arca.so") dl_unix=$(dl "$unix_module") dl_gk=$(dl "$gk")
 # pam_arca is optional and answers PAM_IGNORE when arcad refuses, so a C login that never
-# unlocked looks fast: arcad's log must show one more unlock and one more session per login.
-logged() { grep -c "$1" "$work/arcad.log" || true; }
-unlocks0=$(logged 'unlocked by the login stack') sessions0=$(logged 'session opened (')
+# unlocked looks fast: arcad's log must show one more unlock and one more session per login,
+# and no login from a stale published copy (check_arcad_log).
+log_from=$(arcad_log_lines "$work/arcad.log")
 for _ in $(seq "$FRESH"); do
     for s in base arcad gnome; do
-        # pam_arca's auth must derive (at least one crypto_pwhash caught, else fresh-c fails);
-        # its rows also time one KDF alone after pam_end, the cross-check.
+        # pam_arca's auth derives exactly once (fresh-c fails on any other count of
+        # crypto_pwhash calls); its rows also time one KDF alone after pam_end, the cross-check.
         if [ "$s" = arcad ]; then want=(1 1 $((64 << 20))); else want=(0); fi
         row=$(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
             "$work/fresh-c" txn "$s" "$user" "${want[@]}" 2>"$work/fresh.err") ||
@@ -216,15 +216,7 @@ for _ in $(seq "$FRESH"); do
         echo "$s $row"
     done
 done >"$work/ctxn"
-for _ in $(seq 50); do
-    unlocks=$(($(logged 'unlocked by the login stack') - unlocks0)) sessions=$(($(logged 'session opened (') - sessions0))
-    [ "$unlocks" -ge "$FRESH" ] && [ "$sessions" -ge "$FRESH" ] && break
-    sleep 0.02
-done
-if [ "$unlocks" -ne "$FRESH" ] || [ "$sessions" -ne "$FRESH" ]; then
-    echo "bench/pam: arcad logged $unlocks unlocks and $sessions sessions for $FRESH C logins" >&2
-    exit 1
-fi
+check_arcad_log "$work/arcad.log" "$FRESH" "$log_from"
 # Each row: the service, then fresh.c's "key value" pairs (step times with the KDF taken out).
 cv() { awk -v s="$1" -v k="$2" '$1 == s {for (i = 2; i < NF; i += 2) if ($i == k) print $(i + 1)}' "$work/ctxn"; }
 cx() { cv "$1" "$2" | median; }
