@@ -198,9 +198,9 @@ int main(int argc, char **argv) {
             fprintf(stderr, "fresh: %s: %d crypto_pwhash calls caught in the transaction (%d outside it), "
                             "expected exactly %ld: %s\n",
                     argv[2], kdf_calls, kdf_outside, want,
-                    kdf_calls < want ? "the KDF is not being caught, so it would not be subtracted"
-                                     : "the module derived more than expected, and subtracting every "
-                                       "call would hide that cost");
+                    kdf_calls < want ? "fewer: a KDF went uncaught, and would not be subtracted"
+                                     : "more: the module derived again, and subtracting every call "
+                                       "would hide that cost");
             return 4;
         }
         double alone_cpu = 0;

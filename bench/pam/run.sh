@@ -33,9 +33,14 @@
 # (fresh-c interposes it and times each call) taken out of the step it ran in, exactly, per
 # process; added = median(txn) - median(baseline txn). This is the headline login figure,
 # beside pam_gnome_keyring's (its daemon running) in the same kind of process; per step, the
-# login process's CPU time beside the wall time (the difference is waiting, on arcad mostly).
+# login process's CPU time beside the wall time (the difference is waiting: on arcad mostly,
+# and, on a loaded machine, for a CPU). Control: a module that does nothing but the same
+# crypto_pwhash (bench/pam/kdf-only.c), caught and taken out the same way; its "added" is
+# libsodium's loading plus what the KDF leaves behind for later steps (caches, CPU
+# frequency), so it shows how much of pam_arca's figure is not pam_arca's own work.
 # Cross-check: one Argon2id alone with the vault's parameters after pam_end, in the same
-# process, against the time caught inside the module, and the old estimate subtracting it.
+# process, against the time caught inside the module; and, for comparison, the txn with its
+# KDF minus that one KDF timed after pam_end.
 # Where that headline's time goes: bench/pam/timeline.sh (one fresh C login against the same
 # kind of arcad, per PAM step: untraced medians, an strace timeline of the login process and
 # of every arcad thread and keyring helper, and perf sched's CPU time, wake-ups and CPU waits).
@@ -62,6 +67,10 @@ mkdir "$work/svc"
 # shellcheck source=lib-check.bash
 . bench/pam/lib-check.bash # compile_fresh, check_arcad_log
 compile_fresh "$work/fresh-c"
+# The control module for the C-login rows (bench/pam/kdf-only.c): one crypto_pwhash in auth,
+# libsodium a dependency as for pam_arca.so, nothing else.
+clang -O2 -Wall -shared -fPIC -o "$work/pam_kdf_only.so" bench/pam/kdf-only.c -l:libsodium.so.23 -lpam ||
+    { echo "bench/pam: cannot compile bench/pam/kdf-only.c (needs libsodium-dev)" >&2; exit 1; }
 user=arca-bench-pam
 user2=arca-bench-pam2
 recorder_pid="" arcad_pid="" bus_pid=""
@@ -155,6 +164,7 @@ stack base "" ""
 stack arca "$arca" "$arca"
 stack arcad "$real" "$real"
 stack gnome "$gk" "$gk auto_start"
+stack kdfonly "$work/pam_kdf_only.so" "$work/pam_kdf_only.so"
 stack gnomestart "$gk" "$gk auto_start"
 
 run() { # SERVICE [USER] → "median_us p90_us" of $N transactions in one process
@@ -206,10 +216,11 @@ dl_arca=$(dl "$build/libpam_arca.so") dl_unix=$(dl "$unix_module") dl_gk=$(dl "$
 # and no login from a stale published copy (check_arcad_log).
 log_from=$(arcad_log_lines "$work/arcad.log")
 for _ in $(seq "$FRESH"); do
-    for s in base arcad gnome; do
-        # pam_arca's auth derives exactly once (fresh-c fails on any other count of
-        # crypto_pwhash calls); its rows also time one KDF alone after pam_end, the cross-check.
-        if [ "$s" = arcad ]; then want=(1 1 $((64 << 20))); else want=(0); fi
+    for s in base arcad kdfonly gnome; do
+        # pam_arca's auth derives exactly once, and so does the control's (fresh-c fails on any
+        # other count of crypto_pwhash calls); pam_arca's rows also time one KDF alone after
+        # pam_end, the cross-check.
+        case $s in arcad) want=(1 1 $((64 << 20))) ;; kdfonly) want=(1) ;; *) want=(0) ;; esac
         row=$(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
             "$work/fresh-c" txn "$s" "$user" "${want[@]}" 2>"$work/fresh.err") ||
             { cat "$work/fresh.err" >&2; echo "bench/pam: fresh-c txn $s failed" >&2; exit 1; }
@@ -224,9 +235,10 @@ c_base=$(cx base txn) c_txn=$(cx arcad txn) c_kdf=$(cx arcad kdf) c_alone=$(cx a
 c_kdf_cpu=$(cx arcad kdf_cpu) c_alone_cpu=$(cx arcad alone_cpu)
 c_added=$((c_txn - c_base))
 c_calls="$(cv arcad calls | sort -n | head -1)..$(cv arcad calls | sort -n | tail -1)"
-# The old estimate, for comparison: median(txn with its KDF - the KDF alone) - median(baseline txn).
+# For comparison: median(txn with its KDF - one KDF timed after pam_end) - median(baseline txn).
 c_old=$(($(awk '$1 == "arcad" {for (i = 2; i < NF; i += 2) v[$i] = $(i + 1); print v["txn"] + v["kdf"] - v["alone"]}' \
     "$work/ctxn" | median) - c_base))
+c_ctl=$(cx kdfonly txn) # the control: only the KDF, caught and taken out like pam_arca's
 c_gk=$(cx gnome txn)  # pam_gnome_keyring derives nothing in the process: nothing to take out
 
 # Real arcad, KDF subtracted pair by pair (bench-arcad --pam-pairs): $ROUNDS batches
@@ -293,23 +305,29 @@ echo
 row "fresh C process (median of $FRESH), the login headline" "median ms" "" "added (median)"
 row "C login, pam_permit only (baseline)" "$(ms "$c_base")" "" "-"
 row "C login, + pam_arca -> real arcad, KDF excluded exactly" "$(ms "$c_txn")" "" "$(ms "$c_added")"
+row "C login, + control: one crypto_pwhash only, KDF excluded" "$(ms "$c_ctl")" "" "$(ms $((c_ctl - c_base)))"
 row "C login, + pam_gnome_keyring, daemon running" "$(ms "$c_gk")" "" "$(ms $((c_gk - c_base)))"
 row "dlopen(RTLD_NOW), fresh C process: pam_arca.so" "$(ms "$dl_arca")" "" "$(ms $((dl_arca - dl_unix))) vs unix"
 row "dlopen(RTLD_NOW), fresh C process: pam_unix.so" "$(ms "$dl_unix")" "" "-"
 row "dlopen(RTLD_NOW), fresh C process: pam_gnome_keyring.so" "$(ms "$dl_gk")" "" "$(ms $((dl_gk - dl_unix))) vs unix"
 echo "  C login with pam_arca, per step, added over the baseline (medians; the login process's wall and CPU time,"
-echo "  KDF excluded; wall - CPU = waiting, on arcad mostly):"
-printf '    %-40s %8s %8s %8s\n' step "wall ms" "CPU ms" "wait ms"
+echo "  KDF excluded; wall - CPU = waiting: on arcad mostly, and for a CPU when the machine is loaded), and the"
+echo "  control module's wall time added (one crypto_pwhash in auth, nothing else: libsodium's loading and the"
+echo "  KDF's after-effects on later steps, which pam_arca's figures include too):"
+printf '    %-40s %8s %8s %8s %12s\n' step "wall ms" "CPU ms" "wait ms" "control ms"
 for st in start auth open close end; do
     w=$(($(cx arcad "$st") - $(cx base "$st"))) c=$(($(cx arcad "cpu_$st") - $(cx base "cpu_$st")))
+    k=$(($(cx kdfonly "$st") - $(cx base "$st")))
     case $st in start) label="pam_start (loads the module, libsodium)" ;; auth) label=pam_authenticate ;;
         open) label=pam_open_session ;; close) label=pam_close_session ;; end) label=pam_end ;; esac
-    printf '    %-40s %8s %8s %8s\n' "$label" "$(ms "$w")" "$(ms "$c")" "$(ms $((w - c)))"
+    printf '    %-40s %8s %8s %8s %12s\n' "$label" "$(ms "$w")" "$(ms "$c")" "$(ms $((w - c)))" "$(ms "$k")"
 done
-echo "  KDF (1 pass, 64 MiB) caught inside pam_arca.so's auth: median $(ms "$c_kdf") ms wall, $(ms "$c_kdf_cpu") ms CPU,"
-echo "  $c_calls calls per login; one Argon2id alone after pam_end, same process (cross-check): $(ms "$c_alone") ms wall,"
-echo "  $(ms "$c_alone_cpu") ms CPU (the CPU times should agree; wall times differ on a loaded machine). The old estimate,"
-echo "  median(txn with its KDF - KDF alone) - baseline: $(ms "$c_old") ms. Load average $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "  KDF (1 pass, 64 MiB) caught inside pam_arca.so, all steps of a login together (fresh-c requires exactly one"
+echo "  call, in auth: $c_calls calls per login): median $(ms "$c_kdf") ms wall, $(ms "$c_kdf_cpu") ms CPU; one Argon2id alone"
+echo "  after pam_end, same process (cross-check): $(ms "$c_alone") ms wall, $(ms "$c_alone_cpu") ms CPU (the CPU times should"
+echo "  agree; wall times differ on a loaded machine). For comparison, txn with its KDF minus one KDF timed after"
+echo "  pam_end, minus the baseline: $(ms "$c_old") ms. Control (one crypto_pwhash, nothing else), added with the KDF"
+echo "  taken out: $(ms $((c_ctl - c_base))) ms beside pam_arca's $(ms "$c_added") ms. Load average $(cut -d' ' -f1-3 /proc/loadavg)."
 echo
 echo "real arcad, KDF subtracted: bench-arcad --pam-pairs times, in one process under pam_wrapper, a transaction and"
 echo "  one Argon2id.deriveKey with the vault's exact parameters (fetched from arcad), alternately before and after it;"
