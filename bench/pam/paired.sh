@@ -19,7 +19,7 @@ ROUNDS=${ROUNDS:-41}
 wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 pids=()
 users=()
-# shellcheck source=../../Tests/integration/lib-arcad.bash
+# shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
 cleanup() {
     local p u
@@ -36,7 +36,7 @@ work=$(mktemp -d /tmp/arca-paired.XXXXXX)
 trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc"
-# shellcheck source=lib-check.bash
+# shellcheck source=SCRIPTDIR/lib-check.bash
 . bench/pam/lib-check.bash # compile_fresh; check_arcad_log: arcad really unlocked and counted each login
 compile_fresh "$work/fresh-c"
 setup() { # NAME BUILD

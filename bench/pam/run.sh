@@ -64,15 +64,15 @@ done
 work=$(mktemp -d /tmp/arca-bench-pam.XXXXXX)
 chmod 0755 "$work"
 mkdir "$work/svc"
-# shellcheck source=lib-check.bash
+# shellcheck source=SCRIPTDIR/lib-check.bash
 . bench/pam/lib-check.bash # compile_fresh, check_arcad_log
 compile_fresh "$work/fresh-c"
 # The control module for the C-login rows (bench/pam/kdf-only.c): one crypto_pwhash in auth,
 # libsodium a dependency as for pam_arca.so, nothing else.
 clang -O2 -Wall -shared -fPIC -o "$work/pam_kdf_only.so" bench/pam/kdf-only.c -l:libsodium.so.23 -lpam ||
     { echo "bench/pam: cannot compile bench/pam/kdf-only.c (needs libsodium-dev)" >&2; exit 1; }
-user=arca-bench-pam
-user2=arca-bench-pam2
+user="arca-bench-pam"
+user2="arca-bench-pam2"
 recorder_pid="" arcad_pid="" bus_pid=""
 # stop_gnome_keyring: the daemons pam_gnome_keyring started for the throwaway user
 # (its only processes besides the bus, which is ours by pid).
@@ -104,7 +104,7 @@ cleanup() {
     done
     rm -rf "$work"
 }
-# shellcheck source=../../Tests/integration/lib-arcad.bash
+# shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . "$(dirname "$0")/../../Tests/integration/lib-arcad.bash"  # drop_parked
 trap cleanup EXIT
 for u in "$user" "$user2"; do

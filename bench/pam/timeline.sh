@@ -33,7 +33,7 @@ wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 user=arca-timeline-$$
 arcad_pid="" strace_pid=""
 stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi; }
-# shellcheck source=../../Tests/integration/lib-arcad.bash
+# shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
 cleanup() {
     stop "$strace_pid"
@@ -49,7 +49,7 @@ work=$(mktemp -d /tmp/arca-timeline.XXXXXX)
 trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc"
-# shellcheck source=lib-check.bash
+# shellcheck source=SCRIPTDIR/lib-check.bash
 . bench/pam/lib-check.bash # compile_fresh; check_arcad_log: arcad really unlocked and counted each login
 compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
