@@ -1,19 +1,46 @@
-# bench/pam/lib-check.bash: sourced by paired.sh and timeline.sh.
+# bench/pam/lib-check.bash: sourced by run.sh, paired.sh and timeline.sh.
 # pam_arca is optional in the benchmark stacks and answers PAM_IGNORE on failure, so a login
-# that never reached arcad looks like a fast one. check_arcad_log LOG EXPECTED: arcad's log
-# (info, on its stderr) must show exactly EXPECTED login unlocks and sessions opened;
-# otherwise it says so and exits.
+# that never reached arcad looks like a fast one. check_arcad_log LOG EXPECTED [FROM]: the lines
+# of arcad's log (info, on its stderr) after its first FROM lines (0: all of them) must show
+# exactly EXPECTED login unlocks and sessions opened, and no login that derived its key from a
+# stale published copy (pam_arca would then derive a second time, in open_session, and that
+# cost would not be in the figure the bench reports as one KDF); otherwise it says so and exits.
+# arcad_log_lines LOG: the FROM to pass for "from now on".
 check_arcad_log() {
-    local log=$1 want=$2 unlocks sessions
+    local log=$1 want=$2 from=${3:-0} unlocks sessions stale
     for _ in $(seq 50); do
-        unlocks=$(grep -c 'unlocked by the login stack' "$log" || true)
-        sessions=$(grep -c 'session opened (' "$log" || true)
+        unlocks=$(tail -n "+$((from + 1))" "$log" | grep -c 'unlocked by the login stack' || true)
+        sessions=$(tail -n "+$((from + 1))" "$log" | grep -c 'session opened (' || true)
         [ "$unlocks" -ge "$want" ] && [ "$sessions" -ge "$want" ] && break
         sleep 0.02
     done
-    if [ "$unlocks" -ne "$want" ] || [ "$sessions" -ne "$want" ]; then
-        echo "bench: $log: $unlocks login unlocks and $sessions sessions logged for $want logins" >&2
+    stale=$(tail -n "+$((from + 1))" "$log" | grep -c 'stale published copy' || true)
+    if [ "$unlocks" -ne "$want" ] || [ "$sessions" -ne "$want" ] || [ "$stale" -ne 0 ]; then
+        echo "bench: $log: $unlocks login unlocks, $sessions sessions and $stale logins from a stale" \
+            "published copy logged for $want logins" >&2
         tail -5 "$log" >&2
         exit 1
     fi
+}
+arcad_log_lines() { wc -l <"$1"; }
+
+# compile_fresh OUT: bench/pam/fresh.c with the toolchain's clang, linked like /bin/login
+# (libpam, libpam_misc, libc; libdl is part of libc) and exporting its crypto_pwhash, which
+# catches pam_arca.so's KDF (see fresh.c). Fails when the program would load a library before
+# pam_start that /bin/login does not (libsodium above all: it would make loading pam_arca.so
+# look cheaper than in a real login), or when crypto_pwhash is not exported.
+compile_fresh() {
+    local out=$1 extra
+    clang -O2 -Wall -o "$out" bench/pam/fresh.c -Wl,--export-dynamic-symbol=crypto_pwhash \
+        -Wl,--no-as-needed -lpam -lpam_misc ||
+        { echo "bench: cannot compile bench/pam/fresh.c (clang comes with the Swift toolchain)" >&2; exit 1; }
+    nm -D --defined-only "$out" | grep -qw crypto_pwhash ||
+        { echo "bench: $out does not export crypto_pwhash: the KDF would not be subtracted" >&2; exit 1; }
+    if [ -e /bin/login ]; then
+        extra=$(comm -23 <(ldd "$out" | awk '{print $1}' | sort) <(ldd /bin/login | awk '{print $1}' | sort))
+    else
+        extra=$(ldd "$out" | awk '$1 !~ /^(linux-vdso|\/lib64\/ld-linux|libc\.|libpam|libaudit|libcap-ng)/ {print $1}')
+    fi
+    [ -z "$extra" ] ||
+        { echo "bench: $out loads what a login process does not: $extra" >&2; exit 1; }
 }

@@ -5,10 +5,12 @@
 # arcad (private state and socket) with the same vault (floor: 1 pass, 64 MiB, 10 items) for
 # its own throwaway user, and logins go through each build's own pam_arca.so. Root.
 #   bash bench/pam/paired.sh /work/main/.build/release .build/release     (ROUNDS=41)
-# Prints, per build, the median and p10..p90 of each PAM step (µs, KDF before the
-# transaction, so auth still holds one Argon2id: compare auth between A and B only),
-# and the median of the per-round differences B - A (rounds paired by number). Stops with an
-# error when fresh-c fails or arcad's log does not show one unlock and one session per login.
+# Prints, per build, the median and p10..p90 of each PAM step's wall time and of the login
+# process's CPU time in it (µs; the time inside crypto_pwhash, which fresh-c catches, taken out
+# of each, exactly), the KDF caught and its calls, and the median of the per-round differences
+# B - A (rounds paired by number). Stops with an error when fresh-c fails (a pam_arca login in
+# which it did not catch exactly one crypto_pwhash is a failure) or arcad's log does not show one unlock and
+# one session per login.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "bench/pam/paired.sh: must run as root" >&2; exit 1; }
@@ -17,7 +19,7 @@ ROUNDS=${ROUNDS:-41}
 wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 pids=()
 users=()
-# shellcheck source=../../Tests/integration/lib-arcad.bash
+# shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
 cleanup() {
     local p u
@@ -34,7 +36,9 @@ work=$(mktemp -d /tmp/arca-paired.XXXXXX)
 trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc"
-clang -O2 -Wall -o "$work/fresh-c" bench/pam/fresh.c -lpam -lsodium -ldl
+# shellcheck source=SCRIPTDIR/lib-check.bash
+. bench/pam/lib-check.bash # compile_fresh; check_arcad_log: arcad really unlocked and counted each login
+compile_fresh "$work/fresh-c"
 setup() { # NAME BUILD
     local name=$1 build user=arca-paired-$1-$$ uid i class
     # Absolute: the PAM stack names the module by this path, and libpam does not resolve a
@@ -72,17 +76,15 @@ setup() { # NAME BUILD
 }
 setup A "$1"
 setup B "$2"
-login() { # NAME → "start auth open close end txn kdf" (µs); fails loudly if fresh-c does
+login() { # NAME → fresh.c's "key value" pairs (µs); fails loudly if fresh-c does
     local row
     row=$(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
-        "$work/fresh-c" txn "${1,,}" "$(cat "$work/$1/user")" 1 $((64 << 20)) 1 2>"$work/$1/fresh.err") || {
+        "$work/fresh-c" txn "${1,,}" "$(cat "$work/$1/user")" 1 2>"$work/$1/fresh.err") || {
         echo "paired: fresh-c failed on $1:" >&2; cat "$work/$1/fresh.err" >&2; return 1
     }
-    [ "$(wc -w <<<"$row")" -eq 7 ] || { echo "paired: short row from $1: '$row'" >&2; return 1; }
+    [ "$(wc -w <<<"$row")" -eq 42 ] || { echo "paired: short row from $1: '$row'" >&2; return 1; }
     echo "$row"
 }
-# shellcheck source=lib-check.bash
-. bench/pam/lib-check.bash # check_arcad_log: arcad really unlocked and counted each login
 declare -A expected=([A]=0 [B]=0)
 check_arcad() { # NAME LOGINS (since the last check)
     expected[$1]=$((expected[$1] + $2))
@@ -105,32 +107,33 @@ import statistics, sys
 by_round = {"A": {}, "B": {}}
 for line in open(sys.argv[1]):
     p = line.split()
-    assert len(p) == 9, f"bad row: {line!r}"
-    by_round[p[0]][int(p[1])] = [int(x) for x in p[2:]]
+    assert len(p) == 44, f"bad row: {line!r}"
+    by_round[p[0]][int(p[1])] = {k: int(v) for k, v in zip(p[2::2], p[3::2])}
 assert by_round["A"].keys() == by_round["B"].keys(), "rounds missing on one side"
 rounds = sorted(by_round["A"])
 rows = {n: [by_round[n][r] for r in rounds] for n in ("A", "B")}
-names = ["pam_start", "auth(+KDF)", "open_session", "close_session", "pam_end", "txn", "KDF alone"]
+# Steps with the KDF taken out (fresh-c catches crypto_pwhash), then the KDF itself.
+keys = ["start", "auth", "open", "close", "end", "txn", "cpu_start", "cpu_auth", "cpu_open", "cpu_close",
+        "cpu_end", "kdf", "kdf_cpu", "calls"]
+names = ["pam_start", "auth", "open_session", "close_session", "pam_end", "txn", "CPU pam_start", "CPU auth",
+         "CPU open", "CPU close", "CPU pam_end", "KDF caught", "KDF CPU", "KDF calls"]
 def q(v, f):
     v = sorted(v)
     return v[min(len(v) - 1, int(f * len(v)))]
 print(f"{len(rows['A'])} rounds; µs: median [p10..p90]")
-print(f"  {'step':<14}{'A':>22}{'B':>22}{'B-A (median of pairs)':>26}")
-for i, n in enumerate(names):
-    a = [r[i] for r in rows["A"]]
-    b = [r[i] for r in rows["B"]]
+print(f"  {'step':<14}{'A':>26}{'B':>26}{'B-A (median of pairs)':>26}")
+for k, n in zip(keys, names):
+    a = [r[k] for r in rows["A"]]
+    b = [r[k] for r in rows["B"]]
     d = [y - x for x, y in zip(a, b)]
     fa = f"{statistics.median(a):.0f} [{q(a, .1)}..{q(a, .9)}]"
     fb = f"{statistics.median(b):.0f} [{q(b, .1)}..{q(b, .9)}]"
-    print(f"  {n:<14}{fa:>22}{fb:>22}{statistics.median(d):>26.0f}")
-rest = lambda r: r[0] + r[2] + r[3] + r[4]
-a = [rest(r) for r in rows["A"]]
-b = [rest(r) for r in rows["B"]]
-print(f"  start+open+close+end (no KDF in it): A {statistics.median(a):.0f}, B {statistics.median(b):.0f},"
-      f" B-A median of pairs {statistics.median([y - x for x, y in zip(a, b)]):.0f}")
+    print(f"  {n:<14}{fa:>26}{fb:>26}{statistics.median(d):>26.0f}")
+print("  (wall and CPU of the login process, all threads, with the time inside crypto_pwhash taken out;"
+      " wall - CPU = waiting)")
 EOF
 # Load-independent counts, per login: the login process's voluntary context switches (each a
-# wait: GNU time's %w; the KDF's are the same in A and B), and arcad's CPU time (utime+stime
+# wait: GNU time's %w; the KDF's, if any, are the same in A and B), and arcad's CPU time (utime+stime
 # of /proc/PID/stat: all its threads, exited ones included; clock ticks, so COUNTS logins
 # together) and voluntary context switches (summed over the threads alive at both ends: an
 # exited thread's are lost, so the threads that came and went are printed too). The keyring
@@ -153,7 +156,7 @@ for name in A B; do
     for _ in $(seq "$COUNTS"); do
         PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
             /usr/bin/time -f %w -o "$work/$name.one" \
-            "$work/fresh-c" txn "${name,,}" "$(cat "$work/$name/user")" 1 $((64 << 20)) 1 >/dev/null \
+            "$work/fresh-c" txn "${name,,}" "$(cat "$work/$name/user")" 1 >/dev/null \
             2>"$work/$name/fresh.err" || { echo "paired: fresh-c failed on $name:" >&2; cat "$work/$name/fresh.err" >&2; exit 1; }
         cat "$work/$name.one" >>"$work/$name.perf"
     done

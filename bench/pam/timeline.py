@@ -3,7 +3,8 @@
 
 (MARKS SCHED: optional, the stderr of a FRESH_MARKS=1 login and `perf sched timehist -w` of it.)
 
-UNTRACED: lines "base|arcad start auth open close end txn kdf" (µs, bench/pam/fresh.c).
+UNTRACED: lines "base|arcad" then bench/pam/fresh.c's "key value" pairs (µs; steps with the time
+inside crypto_pwhash taken out, their CPU times, the KDF caught and its calls).
 FRESH_TRACE, ARCAD_TRACE: `strace -f -ttt -T` of the login process (with FRESH_MARKS=1) and
 of arcad. Both traces share the wall clock; the login's marks cut them into PAM steps."""
 import os
@@ -75,8 +76,8 @@ def untraced(path):
     with open(path) as f:
         for line in f:
             parts = line.split()
-            if len(parts) == 8 and parts[0] in rows:
-                rows[parts[0]].append([int(x) for x in parts[1:]])
+            if parts and parts[0] in rows:
+                rows[parts[0]].append({k: int(v) for k, v in zip(parts[1::2], parts[2::2])})
     return rows
 
 
@@ -131,17 +132,23 @@ def sched_report(marks_path, sched_path, arcad_pid):
 def main():
     untraced_path, fresh_path, arcad_path, arcad_pid = sys.argv[1:5]
     rows = untraced(untraced_path)
-    med = {k: [statistics.median(r[i] for r in v) for i in range(7)] for k, v in rows.items() if v}
-    print(f"untraced fresh C logins ({len(rows['arcad'])} per stack, KDF before the transaction, median µs):")
-    print("  step            baseline   pam_arca      added")
-    for i, step in enumerate(STEPS + ["txn"]):
-        b, a = med["base"][i], med["arcad"][i]
-        print(f"  {step:<14}{b:10.0f}{a:11.0f}{a - b:11.0f}")
-    print(f"  auth includes the KDF; KDF alone (same process, before): median {med['arcad'][6]:.0f} µs")
-    diffs = sorted(r[5] - r[6] for r in rows["arcad"])
-    base_txn = med["base"][5]
-    print(f"  added, KDF subtracted: median {statistics.median(diffs) - base_txn:.0f} µs"
-          f" (min {diffs[0] - base_txn:.0f}, max {diffs[-1] - base_txn:.0f})")
+    med = {k: {key: statistics.median(r[key] for r in v) for key in v[0]} for k, v in rows.items() if v}
+    print(f"untraced fresh C logins ({len(rows['arcad'])} per stack; the time inside crypto_pwhash taken out of"
+          " each step; median µs; CPU = the login process's):")
+    print("  step            baseline   pam_arca      added   CPU added   wait added")
+    for step in STEPS + ["txn"]:
+        b, a = med["base"][step], med["arcad"][step]
+        if step == "txn":
+            print(f"  {step:<14}{b:10.0f}{a:11.0f}{a - b:11.0f}")
+            continue
+        cpu = med["arcad"]["cpu_" + step] - med["base"]["cpu_" + step]
+        print(f"  {step:<14}{b:10.0f}{a:11.0f}{a - b:11.0f}{cpu:12.0f}{a - b - cpu:13.0f}")
+    calls = sorted(r["calls"] for r in rows["arcad"])
+    txns = sorted(r["txn"] for r in rows["arcad"])
+    base_txn = med["base"]["txn"]
+    print(f"  KDF caught inside pam_arca.so: median {med['arcad']['kdf']:.0f} µs wall,"
+          f" {med['arcad']['kdf_cpu']:.0f} µs CPU, {calls[0]}..{calls[-1]} calls"
+          f" per login; added: min {txns[0] - base_txn:.0f}, max {txns[-1] - base_txn:.0f} µs")
     print()
 
     fresh = parse(fresh_path, "login")

@@ -4,7 +4,8 @@
 # with a private state directory and socket, the vault at arcad's floor, 1 pass, 64 MiB,
 # holding 10 items), then:
 #   1. untraced: $RUNS fresh C processes per stack (bench/pam/fresh.c; baseline and pam_arca
-#      take turns), the median of each PAM step, baseline subtracted: the true figures;
+#      take turns), the median of each PAM step's wall and CPU time, baseline subtracted, the
+#      time inside crypto_pwhash (caught by fresh-c) taken out: the true figures;
 #   2. traced: one more login under `strace -f -ttt -T -s 0` (no strings: the key and the
 #      session token on arcad's socket stay out of the trace), on the fresh process (marked steps:
 #      FRESH_MARKS=1) and on every thread of arcad (and the keyring helpers it clones);
@@ -32,7 +33,7 @@ wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 user=arca-timeline-$$
 arcad_pid="" strace_pid=""
 stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi; }
-# shellcheck source=../../Tests/integration/lib-arcad.bash
+# shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
 cleanup() {
     stop "$strace_pid"
@@ -48,7 +49,9 @@ work=$(mktemp -d /tmp/arca-timeline.XXXXXX)
 trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc"
-clang -O2 -Wall -o "$work/fresh-c" bench/pam/fresh.c -lpam -lsodium -ldl
+# shellcheck source=SCRIPTDIR/lib-check.bash
+. bench/pam/lib-check.bash # compile_fresh; check_arcad_log: arcad really unlocked and counted each login
+compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")
 "$build/arcad" --foreground --config /dev/null --state-dir "$work/state" --socket "$work/arcad.sock" \
@@ -75,17 +78,16 @@ stack() { # NAME [MODULE LINE]
 }
 stack base
 stack arcad "$real"
-login() { # SERVICE → "start auth open close end txn kdf" (µs), KDF before the transaction
+kdfs() { if [ "$1" = arcad ]; then echo 1; else echo 0; fi; } # crypto_pwhash calls fresh-c must catch, exactly
+login() { # SERVICE → fresh.c's "key value" pairs (µs)
     local row
     row=$(PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" \
-        "$work/fresh-c" txn "$1" "$user" 1 $((64 << 20)) 1 2>"$work/fresh.err") || {
+        "$work/fresh-c" txn "$1" "$user" "$(kdfs "$1")" 2>"$work/fresh.err") || {
         echo "timeline: fresh-c failed ($1):" >&2; cat "$work/fresh.err" >&2; return 1
     }
-    [ "$(wc -w <<<"$row")" -eq 7 ] || { echo "timeline: short row ($1): '$row'" >&2; return 1; }
+    [ "$(wc -w <<<"$row")" -eq 42 ] || { echo "timeline: short row ($1): '$row'" >&2; return 1; }
     echo "$row"
 }
-# shellcheck source=lib-check.bash
-. bench/pam/lib-check.bash # check_arcad_log: arcad really unlocked and counted each login
 logins=0
 check_arcad() { # LOGINS (pam_arca logins since the last check)
     logins=$((logins + $1))
@@ -108,7 +110,7 @@ strace_pid=$!
 for _ in $(seq 100); do grep -q "TracerPid:[[:space:]]*$strace_pid" "/proc/$arcad_pid/status" && break; sleep 0.02; done
 sleep 0.2
 PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" FRESH_MARKS=1 \
-    strace -f -ttt -T -qq -s 0 -o "$work/fresh.st" "$work/fresh-c" txn arcad "$user" 1 $((64 << 20)) 1 >/dev/null
+    strace -f -ttt -T -qq -s 0 -o "$work/fresh.st" "$work/fresh-c" txn arcad "$user" 1 >/dev/null
 check_arcad 1
 sleep 0.2
 stop "$strace_pid"
@@ -117,7 +119,7 @@ strace_pid=""
 # each wake-up took to get a CPU, for the login process and arcad's threads.
 PAM_AUTHTOK=bench-pw PAM_WRAPPER=1 LD_PRELOAD=libpam_wrapper.so PAM_WRAPPER_SERVICE_DIR="$work/svc" FRESH_MARKS=1 \
     perf sched record -k CLOCK_MONOTONIC -a -o "$work/sched.data" -- \
-    "$work/fresh-c" txn arcad "$user" 1 $((64 << 20)) 1 >/dev/null 2>"$work/marks"
+    "$work/fresh-c" txn arcad "$user" 1 >/dev/null 2>"$work/marks"
 check_arcad 1
 perf sched timehist -i "$work/sched.data" -w 2>"$work/perf.err" >"$work/sched.txt" ||
     { cat "$work/perf.err" >&2; echo "timeline: perf sched timehist failed" >&2; exit 1; }
