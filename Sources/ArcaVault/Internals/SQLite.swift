@@ -86,6 +86,7 @@ final class Database {
         if nested && !isInTransaction {
             throw SQLiteError(code: SQLITE_ABORT, message: "the enclosing transaction was rolled back")
         }
+        if readDepth > 0 { throw Self.writeInsideRead }
         // Prepared once and kept, as every statement: a group-committed add opens and ends
         // three levels, and sqlite3_exec parsed each of them again on every add.
         try statement(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE").run()
@@ -101,21 +102,42 @@ final class Database {
         }
     }
 
+    /// Depth of the `read` calls running: their bodies may not write.
+    private var readDepth = 0
+
+    /// What a write inside `read` gets, whichever way it reaches SQLite.
+    static let writeInsideRead = SQLiteError(code: SQLITE_READONLY, message: "a write inside a read transaction")
+
     /// Runs `body`, which only reads, in one DEFERRED transaction: its statements share one
     /// snapshot and one shared lock of the WAL (each statement outside a transaction takes
     /// and drops them itself). Inside an open transaction, `body` just runs in it. The caller
     /// must not wait inside (the snapshot keeps the checkpointer from reusing the WAL).
+    ///
+    /// `body` may not write, and cannot: a `transaction` inside it is refused, and SQLite's
+    /// `query_only` refuses any other writing statement (a write there would otherwise
+    /// upgrade the read transaction and be committed with it). Both fail with
+    /// ``writeInsideRead``; an enclosing write transaction sees the error and rolls back.
     func read<R>(_ body: () throws -> R) throws -> R {
-        if isInTransaction { return try body() }
-        try statement("BEGIN").run()
+        if readDepth > 0 { return try readOnly(body) }
+        let begins = !isInTransaction
+        if begins { try statement("BEGIN").run() }
         do {
-            let result = try body()
-            try statement("COMMIT").run()
+            try statement("PRAGMA query_only = ON").run()
+            defer { try? statement("PRAGMA query_only = OFF").run() }
+            let result = try readOnly(body)
+            if begins { try statement("COMMIT").run() }
             return result
         } catch {
-            try? execute("ROLLBACK")
+            if begins { try? execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// Runs `body` counted in `readDepth`.
+    private func readOnly<R>(_ body: () throws -> R) throws -> R {
+        readDepth += 1
+        defer { readDepth -= 1 }
+        return try body()
     }
 
     /// Whether a transaction is open (SQLite rolls one back by itself after some
@@ -168,7 +190,9 @@ final class Database {
     }
 
     fileprivate func error(_ rc: Int32) -> SQLiteError {
-        SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+        // Inside `read`, SQLite's own refusal (`query_only`) is the one error of a write there.
+        if readDepth > 0 && rc & 0xff == SQLITE_READONLY { return Self.writeInsideRead }
+        return SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
     }
 }
 
