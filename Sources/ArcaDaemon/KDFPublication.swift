@@ -89,7 +89,7 @@ final class KDFPublication: Sendable {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw .system(SystemError(call: "mkdir \(directory)", errno: Errno.current))
         }
-        let found: FileStatus?
+        let found: FileDescriptor.Status?
         do { found = try FileSystem.status(path: directory) } catch { throw .system(error) }
         guard let status = found, status.isDirectory, !status.isSymbolicLink, status.owner == geteuid(),
             status.permissions & 0o022 == 0
