@@ -89,11 +89,6 @@ enum SocketSystem {
         }
     }
 
-    /// Connects to a Unix stream socket. The corresponding C function is `connect`.
-    static func connect(path: String) throws(SystemError) -> Int32 {
-        try named("connect") { () throws(Errno) in try UnixSocket.connect(path: path).rawValue }
-    }
-
     /// Accepts one connection, close-on-exec in the same call. The corresponding
     /// C function is `accept4(SOCK_CLOEXEC)`.
     static func accept(_ fd: Int32) throws(SystemError) -> Int32 {
