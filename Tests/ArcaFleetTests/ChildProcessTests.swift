@@ -90,4 +90,37 @@ struct ChildProcessTests {
             pipe.write.close()
         }
     }
+
+    /// The probe built next to the test bundle (Tests/ArcaFleetSpawnProbe).
+    private static func probePath() throws -> String {
+        let candidates = [
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent(),
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ].flatMap { [$0, $0.deletingLastPathComponent()] }
+        for dir in candidates {
+            let path = dir.appendingPathComponent("arca-test-spawn-probe").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        throw FleetError.etcd("arca-test-spawn-probe not found next to the test bundle")
+    }
+
+    /// A parent with descriptors 0-2 closed: the pipe ends take those numbers, and the spawn's
+    /// dup2s onto 0, 1, 2 must not read an end an earlier dup2 overwrote. `arranged` puts
+    /// stdout's write end on 0 and stderr's on 1 (the old code gave the child its stdin pipe
+    /// on all three: "out" and "err" were lost).
+    @Test(
+        "a parent started with 0-2 closed: stdin, stdout and stderr each on its own pipe",
+        arguments: ["natural", "arranged"])
+    func parentWithoutStandardStreams(mode: String) throws {
+        let result = NSTemporaryDirectory() + "arca-spawn-probe-\(getpid())-\(mode)"
+        defer { try? FileManager.default.removeItem(atPath: result) }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: try Self.probePath())
+        probe.arguments = [mode, result]
+        try probe.run()
+        probe.waitUntilExit()
+        #expect(probe.terminationStatus == 0)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: result)))
+        #expect(String(decoding: bytes, as: UTF8.self) == "0\nin\nout\n\u{1}err\n")
+    }
 }
