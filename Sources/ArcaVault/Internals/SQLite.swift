@@ -342,14 +342,6 @@ enum FileProbe {
         for suffix in ["", "-wal", "-shm", "-journal"] { _ = unlink(path + suffix) }
     }
 
-    /// Seconds on the monotonic clock (unaffected by clock steps). The corresponding C
-    /// function is `clock_gettime`.
-    static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
     /// The calendar time in seconds since 1970. The corresponding C function is `clock_gettime`.
     static func now() -> Double {
         var ts = timespec()
