@@ -213,7 +213,9 @@ let package = Package(
         .target(
             name: "ArcaFleet", dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CSodium"]),
         .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticFoundationExecutable),
-        .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto", "arca-test-spawn-probe"]),
+        .testTarget(
+            name: "ArcaFleetTests",
+            dependencies: ["ArcaFleet", "ArcaCrypto", "ArcaTestSupport", "arca-test-spawn-probe"]),
         .executableTarget(
             name: "arca-test-spawn-probe", dependencies: ["ArcaFleet", "ArcaSystem"], path: "Tests/ArcaFleetSpawnProbe"),
         .executableTarget(

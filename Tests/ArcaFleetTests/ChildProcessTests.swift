@@ -1,4 +1,5 @@
 import ArcaSystem
+import ArcaTestSupport
 import Foundation
 import Testing
 
@@ -91,19 +92,6 @@ struct ChildProcessTests {
         }
     }
 
-    /// The probe built next to the test bundle (Tests/ArcaFleetSpawnProbe).
-    private static func probePath() throws -> String {
-        let candidates = [
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent(),
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-        ].flatMap { [$0, $0.deletingLastPathComponent()] }
-        for dir in candidates {
-            let path = dir.appendingPathComponent("arca-test-spawn-probe").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        throw FleetError.etcd("arca-test-spawn-probe not found next to the test bundle")
-    }
-
     /// A parent with descriptors 0-2 closed: the pipe ends take those numbers, and the spawn's
     /// dup2s onto 0, 1, 2 must not read an end an earlier dup2 overwrote. `arranged` puts
     /// stdout's write end on 0 and stderr's on 1 (the old code gave the child its stdin pipe
@@ -115,7 +103,7 @@ struct ChildProcessTests {
         let result = NSTemporaryDirectory() + "arca-spawn-probe-\(getpid())-\(mode)"
         defer { try? FileManager.default.removeItem(atPath: result) }
         let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: try Self.probePath())
+        probe.executableURL = URL(fileURLWithPath: builtExecutable("arca-test-spawn-probe"))
         probe.arguments = [mode, result]
         try probe.run()
         probe.waitUntilExit()
