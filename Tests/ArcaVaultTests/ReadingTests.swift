@@ -49,6 +49,24 @@ import Testing
         #expect(try vault.copyMatching(Self.all).count == 1)
     }
 
+    /// `reading` keeps the connection's cached statements: it used to set SQLite's `query_only`
+    /// on and off around the body, and a flag pragma expires every prepared statement, so each
+    /// one the next query (or login's collect) used was prepared again.
+    @Test func readingPreparesNothingAgain() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        try vault.add(.genericPassword, attributes: genp("mail", "a"), secret: secret("one"))
+        // Once, so that every statement of a read is cached (and BEGIN/COMMIT with them).
+        #expect(try vault.reading { try vault.copyMatching(Self.all).count } == 1)
+        let before = vault.db.reprepares
+        for _ in 0..<5 {
+            #expect(try vault.reading { try vault.copyMatching(Self.all).count } == 1)
+            #expect(try vault.copyMatching(Self.all).count == 1)
+        }
+        #expect(vault.db.reprepares == before)
+        #expect(before == 0)
+    }
+
     /// What a write inside `reading` gets: one error, whichever way the write reaches SQLite.
     static func refused(_ vault: Vault) -> VaultError {
         .storage(path: vault.path, reason: "a write inside a read transaction")

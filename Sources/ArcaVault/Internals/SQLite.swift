@@ -51,8 +51,10 @@ final class Database {
         sqlite3_close_v2(handle)
     }
 
-    /// Runs one or more statements without parameters. The corresponding C function is `sqlite3_exec`.
+    /// Runs one or more statements without parameters; refused inside `read` (its SQL is not
+    /// checked, so it is taken for a write). The corresponding C function is `sqlite3_exec`.
     func execute(_ sql: String) throws {
+        if readDepth > 0 { throw Self.writeInsideRead }
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
     }
@@ -103,7 +105,7 @@ final class Database {
     }
 
     /// Depth of the `read` calls running: their bodies may not write.
-    private var readDepth = 0
+    fileprivate private(set) var readDepth = 0
 
     /// What a write inside `read` gets, whichever way it reaches SQLite.
     static let writeInsideRead = SQLiteError(code: SQLITE_READONLY, message: "a write inside a read transaction")
@@ -113,17 +115,17 @@ final class Database {
     /// and drops them itself). Inside an open transaction, `body` just runs in it. The caller
     /// must not wait inside (the snapshot keeps the checkpointer from reusing the WAL).
     ///
-    /// `body` may not write, and cannot: a `transaction` inside it is refused, and SQLite's
-    /// `query_only` refuses any other writing statement (a write there would otherwise
-    /// upgrade the read transaction and be committed with it). Both fail with
+    /// `body` may not write, and cannot: a `transaction` or `execute` inside it is refused, and
+    /// so is any statement SQLite does not call read-only, before it steps (a write there would
+    /// otherwise upgrade the read transaction and be committed with it). All fail with
     /// ``writeInsideRead``; an enclosing write transaction sees the error and rolls back.
+    /// Not SQLite's `query_only`: setting a flag pragma expires every prepared statement of
+    /// the connection, and each cached one was prepared again after every read.
     func read<R>(_ body: () throws -> R) throws -> R {
         if readDepth > 0 { return try readOnly(body) }
         let begins = !isInTransaction
         if begins { try statement("BEGIN").run() }
         do {
-            try statement("PRAGMA query_only = ON").run()
-            defer { try? statement("PRAGMA query_only = OFF").run() }
             let result = try readOnly(body)
             if begins { try statement("COMMIT").run() }
             return result
@@ -189,10 +191,12 @@ final class Database {
         return moved != 0
     }
 
+    /// Times the cached statements were prepared again (a schema change, or a flag pragma,
+    /// expires them), for tests. The corresponding C function is `sqlite3_stmt_status`.
+    var reprepares: Int { statements.values.reduce(0) { $0 + $1.reprepares } }
+
     fileprivate func error(_ rc: Int32) -> SQLiteError {
-        // Inside `read`, SQLite's own refusal (`query_only`) is the one error of a write there.
-        if readDepth > 0 && rc & 0xff == SQLITE_READONLY { return Self.writeInsideRead }
-        return SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
+        SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
     }
 }
 
@@ -250,8 +254,14 @@ final class Statement {
     /// The corresponding C function is `sqlite3_reset`.
     func finish() { sqlite3_reset(handle) }
 
-    /// Advances to the next row; false when done. The corresponding C function is `sqlite3_step`.
+    /// Times SQLite prepared this statement again. The corresponding C function is `sqlite3_stmt_status`.
+    fileprivate var reprepares: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
+
+    /// Advances to the next row; false when done. Inside `database.read`, a statement that may
+    /// write is refused before it runs. The corresponding C functions are `sqlite3_step` and
+    /// `sqlite3_stmt_readonly`.
     func step() throws -> Bool {
+        if database.readDepth > 0 && sqlite3_stmt_readonly(handle) == 0 { throw Database.writeInsideRead }
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
