@@ -106,6 +106,20 @@ import Testing
         #expect(try vault.collectionLabel() == "Mine")
     }
 
+    /// Raw SQL run inside `read` (`Database.execute`, which nothing checks) is refused as a write,
+    /// and the read transaction around it commits nothing.
+    @Test func executeInsideReadIsRefused() throws {
+        let dir = try TempDir()
+        let (vault, _) = try makeVault(dir)
+        try vault.add(.genericPassword, attributes: genp("mail", "a"), secret: secret("one"))
+        let error = #expect(throws: SQLiteError.self) {
+            try vault.db.read { try vault.db.execute("DELETE FROM items") }
+        }
+        #expect(error == Database.writeInsideRead)
+        #expect(!vault.db.isInTransaction)
+        #expect(try vault.copyMatching(Self.all).count == 1)
+    }
+
     /// A write the body catches is still refused, and the body's reads still commit cleanly.
     @Test func aCaughtWriteInsideReadingLeavesTheReadsIntact() throws {
         let dir = try TempDir()
