@@ -27,6 +27,10 @@ extension FileDescriptor {
         public var linkCount: UInt64
         /// Size in bytes (`st_size`).
         public var size: Int
+        /// The device holding the file (`st_dev`): with ``inode``, which file it is.
+        public var device: UInt64
+        /// The file's inode number on its device (`st_ino`).
+        public var inode: UInt64
     }
 
     /// The status of the open file. The corresponding C function is `fstat`.
@@ -36,13 +40,14 @@ extension FileDescriptor {
         return Status(st)
     }
 
-    /// The status of `path` itself: a final symlink is reported, not followed; nil if nothing
-    /// is there (`ENOENT`). Any other failure (`ENOTDIR`, `EACCES` …) is thrown. For a check
-    /// before an open, prefer opening and ``status()``: nothing changes between the two.
-    /// The corresponding C function is `lstat`.
-    public static func status(path: String) throws(Errno) -> Status? {
+    /// The status of `path` itself: a final symlink is reported, not followed (with
+    /// `followingLinks`, the file the links lead to); nil if nothing is there (`ENOENT`, also
+    /// for a dangling link followed). Any other failure (`ENOTDIR`, `EACCES` …) is thrown. For
+    /// a check before an open, prefer opening and ``status()``: nothing changes between the two.
+    /// The corresponding C functions are `lstat` and `stat`.
+    public static func status(path: String, followingLinks: Bool = false) throws(Errno) -> Status? {
         var st = stat()
-        switch nothingOrErrno({ lstat(path, &st) }) {
+        switch nothingOrErrno({ followingLinks ? stat(path, &st) : lstat(path, &st) }) {
         case .success: return Status(st)
         case .failure(.noSuchFileOrDirectory): return nil
         case .failure(let error): throw error
@@ -64,6 +69,6 @@ extension FileDescriptor.Status {
         self.init(
             owner: st.st_uid, permissions: st.st_mode & 0o7777, isDirectory: type == S_IFDIR,
             isRegularFile: type == S_IFREG, isSymbolicLink: type == S_IFLNK, linkCount: UInt64(st.st_nlink),
-            size: Int(st.st_size))
+            size: Int(st.st_size), device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 }

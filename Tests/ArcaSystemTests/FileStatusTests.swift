@@ -42,4 +42,31 @@ struct FileStatusTests {
         #expect(try FileDescriptor.status(path: dir + "/missing") == nil)
         #expect(throws: Errno.notDirectory) { try FileDescriptor.status(path: dir + "/file/below") }
     }
+
+    @Test("device and inode name the file; followingLinks reports the link's target")
+    func identityAndFollowing() throws {
+        let dir = try Self.directory()
+        defer {
+            unlink(dir + "/dangling")
+            unlink(dir + "/link")
+            unlink(dir + "/file")
+            rmdir(dir)
+        }
+        let fd = try FileDescriptor.open(dir + "/file", O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600)
+        defer { fd.close() }
+        var st = stat()
+        #expect(stat(dir + "/file", &st) == 0)
+        let file = try #require(try FileDescriptor.status(path: dir + "/file"))
+        #expect(file.device == UInt64(st.st_dev) && file.inode == UInt64(st.st_ino))
+        #expect(try fd.status().inode == UInt64(st.st_ino))
+
+        #expect(symlink(dir + "/file", dir + "/link") == 0)
+        let link = try #require(try FileDescriptor.status(path: dir + "/link"))
+        #expect(link.isSymbolicLink && link.inode != file.inode)
+        #expect(try FileDescriptor.status(path: dir + "/link", followingLinks: true) == file, "the file itself")
+
+        #expect(symlink(dir + "/missing", dir + "/dangling") == 0)
+        #expect(try FileDescriptor.status(path: dir + "/dangling")?.isSymbolicLink == true)
+        #expect(try FileDescriptor.status(path: dir + "/dangling", followingLinks: true) == nil)
+    }
 }

@@ -1,3 +1,4 @@
+import ArcaSystem
 import CSQLite
 
 #if canImport(Glibc)
@@ -318,21 +319,20 @@ struct FileIdentity: Equatable, Sendable {
 enum FileProbe {
     /// The header bytes and the file size, or nil if the file cannot be opened.
     static func header(path: String) -> (bytes: [UInt8], size: Int)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
+        guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
+        defer { fd.close() }
+        guard let status = try? fd.status() else { return nil }
         var bytes = [UInt8](repeating: 0, count: 100)
-        let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, 100) }
-        return (Array(bytes.prefix(max(0, got))), Int(st.st_size))
+        let got = bytes.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try fd.read(into: raw) } }
+        guard let count = try? got.get() else { return nil }
+        return (Array(bytes.prefix(count)), status.size)
     }
 
-    /// The device and inode of the file at `path`, or nil. The corresponding C function is `stat`.
+    /// The device and inode of the file at `path` (symlinks followed), or nil: never by
+    /// opening it, which would drop this process's SQLite locks on it when closed.
     static func identity(path: String) -> FileIdentity? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        guard let status = try? FileDescriptor.status(path: path, followingLinks: true) else { return nil }
+        return FileIdentity(device: status.device, inode: status.inode)
     }
 
     /// True when `path` names an existing file.
