@@ -95,7 +95,9 @@ struct ChildProcessTests {
     /// A parent with descriptors 0-2 closed: the pipe ends take those numbers, and the spawn's
     /// dup2s onto 0, 1, 2 must not read an end an earlier dup2 overwrote. `arranged` puts
     /// stdout's write end on 0 and stderr's on 1 (the old code gave the child its stdin pipe
-    /// on all three: "out" and "err" were lost).
+    /// on all three: "out" and "err" were lost): `arranged` is the regression test. `natural`
+    /// (whatever numbers the pipes happen to get) passes on the old code too; it stays as a
+    /// check of the common case.
     @Test(
         "a parent started with 0-2 closed: stdin, stdout and stderr each on its own pipe",
         arguments: ["natural", "arranged"])
