@@ -213,7 +213,11 @@ let package = Package(
         .target(
             name: "ArcaFleet", dependencies: ["ArcaClient", "ArcaCrypto", "ArcaProtocol", "ArcaSystem", "CSodium"]),
         .executableTarget(name: "arca-fleetd", dependencies: ["ArcaFleet"], linkerSettings: staticFoundationExecutable),
-        .testTarget(name: "ArcaFleetTests", dependencies: ["ArcaFleet", "ArcaCrypto"]),
+        .testTarget(
+            name: "ArcaFleetTests",
+            dependencies: ["ArcaFleet", "ArcaCrypto", "ArcaTestSupport", "arca-test-spawn-probe"]),
+        .executableTarget(
+            name: "arca-test-spawn-probe", dependencies: ["ArcaFleet", "ArcaSystem"], path: "Tests/ArcaFleetSpawnProbe"),
         .executableTarget(
             name: "bench-fleet", dependencies: ["ArcaFleet", "ArcaCrypto"], path: "bench/fleet", exclude: ["run.sh"]),
 

@@ -85,7 +85,8 @@ public final class ArcadClient {
         self.path = path
         do {
             socket = try UnixSocket.connect(path: path, timeoutMilliseconds: timeoutMilliseconds)
-        } catch .wouldBlock, .inProgress {
+        } catch .wouldBlock {
+            // ArcaSystem's one "timed out" for a connect of any socket kind.
             throw .timedOut
         } catch {
             throw .notRunning(path: path, errno: error)

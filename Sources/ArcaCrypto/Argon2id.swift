@@ -1,3 +1,5 @@
+import ArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -122,12 +124,8 @@ public enum Argon2id {
     }
 }
 
-/// A monotonic clock for calibration and benchmarks.
+/// A monotonic clock for calibration and benchmarks: ArcaSystem's ``MonotonicClock``, in seconds.
 public enum Clock {
-    /// Seconds from an arbitrary origin, from `CLOCK_MONOTONIC`.
-    public static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    /// Seconds from an arbitrary origin: ``MonotonicClock/seconds()``.
+    public static func monotonicSeconds() -> Double { MonotonicClock.seconds() }
 }

@@ -1,3 +1,5 @@
+import ArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -24,10 +26,9 @@ extension Daemon {
         }
     }
 
-    /// The size of a file, 0 if it does not exist. The corresponding C function is `stat`.
+    /// The size of a file, 0 if it does not exist or cannot be read (a symlink's own size: the
+    /// state directory refuses links). The corresponding C function is `lstat`.
     static func fileSize(_ path: String) -> Int {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return 0 }
-        return Int(info.st_size)
+        ((try? FileDescriptor.status(path: path)) ?? nil)?.size ?? 0
     }
 }

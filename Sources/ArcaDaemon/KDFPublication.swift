@@ -36,9 +36,26 @@ final class KDFPublication: Sendable {
         publisherStartTime = start
     }
 
+    /// Why a publication failed. Logged, never a reply: no request waits on it.
+    enum Failure: Error, Equatable, CustomStringConvertible {
+        /// The directory there is not a 0700 directory of arcad's own (another owner,
+        /// writable by others, not a directory, a symlink): left as it is.
+        case refusedDirectory(String)
+        /// A file call failed.
+        case system(SystemError)
+
+        var description: String {
+            switch self {
+            case .refusedDirectory(let path): "\(path) is not a 0700 directory of arcad's own"
+            case .system(let error): error.description
+            }
+        }
+    }
+
     /// Publishes `parameters` as those of `uid`'s vault: a temporary file, then rename, so a
-    /// reader sees the old file or the new one.
-    func publish(uid: UInt32, _ parameters: KDFParameters) {
+    /// reader sees the old file or the new one. Returns the failure it logged, if any.
+    @discardableResult
+    func publish(uid: UInt32, _ parameters: KDFParameters) -> Failure? {
         let path = directory + "/" + PublishedKDFParameters.fileName(uid: uid)
         let temporary = path + ".tmp"
         let bytes = PublishedKDFParameters(
@@ -46,17 +63,21 @@ final class KDFPublication: Sendable {
             parameters: KeyDerivationParameters(
                 opsLimit: parameters.opsLimit, memoryLimit: UInt64(parameters.memoryLimit), salt: parameters.salt)
         ).encoded()
-        do {
+        do throws(Failure) {
             try prepareDirectory()
-            try FileSystem.removeIfPresent(temporary)
-            let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            defer { close(fd) }
-            try FileSystem.replaceContent(fd, with: bytes)
-            try FileSystem.rename(temporary, path)
+            do throws(SystemError) {
+                try FileSystem.removeIfPresent(temporary)
+                let fd = try FileSystem.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+                defer { close(fd) }
+                try FileSystem.replaceContent(fd, with: bytes)
+                try FileSystem.rename(temporary, path)
+                return nil
+            } catch { throw .system(error) }
         } catch {
             Log.warning("uid \(uid): cannot publish the KDF parameters for pam_arca: \(error)")
             try? FileSystem.removeIfPresent(temporary)
             try? FileSystem.removeIfPresent(path)
+            return error
         }
     }
 
@@ -64,16 +85,18 @@ final class KDFPublication: Sendable {
     /// that nobody else may read or write. One of arcad's own that others could read but not
     /// write (0755: an administrator's mkdir) is tightened to 0700: nobody else could have
     /// put anything in it. Any other (another owner, writable by others, a symlink) is refused.
-    private func prepareDirectory() throws {
+    private func prepareDirectory() throws(Failure) {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw SystemError(call: "mkdir \(directory)", errno: Errno.current)
+            throw .system(SystemError(call: "mkdir \(directory)", errno: Errno.current))
         }
-        guard let status = try FileSystem.status(path: directory), status.isDirectory, !status.isSymbolicLink,
-            status.owner == geteuid(), status.permissions & 0o022 == 0
-        else { throw HandlerError(.notAvailable, "\(directory) is not a 0700 directory of arcad's own") }
+        let found: FileDescriptor.Status?
+        do { found = try FileSystem.status(path: directory) } catch { throw .system(error) }
+        guard let status = found, status.isDirectory, !status.isSymbolicLink, status.owner == geteuid(),
+            status.permissions & 0o022 == 0
+        else { throw .refusedDirectory(directory) }
         if status.permissions & 0o077 != 0 {
             guard chmod(directory, 0o700) == 0 else {
-                throw SystemError(call: "chmod \(directory)", errno: Errno.current)
+                throw .system(SystemError(call: "chmod \(directory)", errno: Errno.current))
             }
             Log.notice("\(directory) was readable by others: made 0700")
         }

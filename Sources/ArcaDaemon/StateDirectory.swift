@@ -35,7 +35,7 @@ enum StateDirectory {
     /// Whether `path` exists, after checking it is a regular file owned by arcad's uid and
     /// not writable by group or others (a symlink is refused, not followed).
     static func existingFile(_ path: String) throws(HandlerError) -> Bool {
-        let found: FileStatus?
+        let found: FileDescriptor.Status?
         do { found = try FileSystem.status(path: path) } catch {
             throw HandlerError(.notAvailable, "cannot inspect \(path): \(error)")
         }
@@ -49,7 +49,7 @@ enum StateDirectory {
     /// (fstat: no window between the check and the use), then runs `body`.
     private static func checked<R>(
         _ path: String, what: String, flags: Int32 = O_RDONLY | O_DIRECTORY,
-        _ body: (Int32, FileStatus) throws(HandlerError) -> R
+        _ body: (Int32, FileDescriptor.Status) throws(HandlerError) -> R
     ) throws(HandlerError) -> R {
         let fd: Int32
         do { fd = try FileSystem.open(path, flags) } catch let error
@@ -62,7 +62,7 @@ enum StateDirectory {
             throw HandlerError(.notAvailable, "cannot open \(what) \(path): \(error)")
         }
         defer { close(fd) }
-        let status: FileStatus
+        let status: FileDescriptor.Status
         do { status = try FileSystem.status(fd) } catch {
             throw HandlerError(.notAvailable, "cannot stat \(path): \(error)")
         }
@@ -71,7 +71,7 @@ enum StateDirectory {
     }
 
     /// The rule every directory and file of the state directory follows.
-    private static func check(_ path: String, _ status: FileStatus) throws(HandlerError) {
+    private static func check(_ path: String, _ status: FileDescriptor.Status) throws(HandlerError) {
         if status.isSymbolicLink { throw refusal(path, "is a symlink") }
         if status.owner != geteuid() { throw refusal(path, "is owned by uid \(status.owner), not \(ownerName)") }
         if status.permissions & 0o022 != 0 {

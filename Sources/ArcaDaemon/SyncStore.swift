@@ -1,5 +1,6 @@
 import ArcaCrypto
 import ArcaSync
+import ArcaSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -351,7 +352,7 @@ struct SyncStore {
     private static func openPrivate(_ path: String) throws(HandlerError) -> (Int32, Int)? {
         guard try StateDirectory.existingFile(path) else { return nil }
         let fd: Int32
-        let status: FileStatus
+        let status: FileDescriptor.Status
         do {
             fd = try FileSystem.open(path, O_RDONLY)
         } catch {

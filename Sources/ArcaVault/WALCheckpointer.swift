@@ -1,3 +1,4 @@
+import ArcaSystem
 import ArcaThreads
 import Synchronization
 
@@ -89,7 +90,7 @@ final class WALCheckpointer: Sendable {
         var startFailures = 0
         var retryAt = 0.0
         /// Seconds on a monotonic clock (tests: a clock of their own).
-        var clock: @Sendable () -> Double = { FileProbe.monotonicSeconds() }
+        var clock: @Sendable () -> Double = { MonotonicClock.seconds() }
     }
 
     /// Starts a thread running its argument, or throws.

@@ -141,6 +141,31 @@ import Testing
         }
     }
 
+    /// A refused directory is the publication's own failure (no request is involved, so no
+    /// HandlerError), named with the directory; a failed call is a SystemError naming it.
+    @Test func eachFailureOfAPublicationSaysWhichItIs() throws {
+        let place = try Place()
+        let publication = try #require(place.daemon.publication)
+        let directory = PublishedKDFParameters.directory(socketPath: place.config.socketPath)
+        let kdf = KDFParameters(opsLimit: 1, memoryLimit: 64 << 20, salt: [UInt8](repeating: 1, count: 16))
+        #expect(mkdir(directory, 0o700) == 0 && chmod(directory, 0o777) == 0)
+        #expect(publication.publish(uid: uid, kdf) == .refusedDirectory(directory))
+        #expect(
+            KDFPublication.Failure.refusedDirectory(directory).description
+                == "\(directory) is not a 0700 directory of arcad's own")
+        #expect(rmdir(directory) == 0 && symlink(place.root, directory) == 0)
+        #expect(publication.publish(uid: uid, kdf) == .refusedDirectory(directory), "a symlink")
+        #expect(unlink(directory) == 0 && mkdir(directory, 0o700) == 0)
+        let path = directory + "/" + PublishedKDFParameters.fileName(uid: uid)
+        #expect(mkdir(path + ".tmp", 0o700) == 0)
+        #expect(
+            publication.publish(uid: uid, kdf)
+                == .system(SystemError(call: "unlink \(path).tmp", errno: Errno(rawValue: EISDIR))))
+        #expect(rmdir(path + ".tmp") == 0)
+        #expect(publication.publish(uid: uid, kdf) == nil)
+        #expect(try place.published(uid)?.parameters.salt == kdf.salt)
+    }
+
     @Test func aDaemonAskedNotToPublishWritesNothing() throws {
         let root = NSTemporaryDirectory() + "login16f-kdfpub-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)

@@ -1,4 +1,5 @@
 import ArcaSystem
+import ArcaTestSupport
 import Foundation
 import Testing
 
@@ -89,5 +90,27 @@ struct ChildProcessTests {
             pipe.read.close()
             pipe.write.close()
         }
+    }
+
+    /// A parent with descriptors 0-2 closed: the pipe ends take those numbers, and the spawn's
+    /// dup2s onto 0, 1, 2 must not read an end an earlier dup2 overwrote. `arranged` puts
+    /// stdout's write end on 0 and stderr's on 1 (the old code gave the child its stdin pipe
+    /// on all three: "out" and "err" were lost): `arranged` is the regression test. `natural`
+    /// (whatever numbers the pipes happen to get) passes on the old code too; it stays as a
+    /// check of the common case.
+    @Test(
+        "a parent started with 0-2 closed: stdin, stdout and stderr each on its own pipe",
+        arguments: ["natural", "arranged"])
+    func parentWithoutStandardStreams(mode: String) throws {
+        let result = NSTemporaryDirectory() + "arca-spawn-probe-\(getpid())-\(mode)"
+        defer { try? FileManager.default.removeItem(atPath: result) }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: builtExecutable("arca-test-spawn-probe"))
+        probe.arguments = [mode, result]
+        try probe.run()
+        probe.waitUntilExit()
+        #expect(probe.terminationStatus == 0)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: result)))
+        #expect(String(decoding: bytes, as: UTF8.self) == "0\nin\nout\n\u{1}err\n")
     }
 }

@@ -91,4 +91,17 @@ import Testing
         #expect(folder.read(Self.deviceA, "head") == nil)
         #expect(folder.devices().contains(Self.deviceB))
     }
+
+    /// `FolderIO.read` takes a regular file of at most `limit` bytes, and nothing else.
+    @Test func readsOnlyRegularFilesWithinTheLimit() throws {
+        try withTemporaryRoot { root in
+            #expect(mkdir(root, 0o700) == 0)
+            try FolderIO.writeAtomically(root + "/four", temporary: root + "/.tmp", [1, 2, 3, 4])
+            #expect(FolderIO.read(root + "/four", limit: 4) == [1, 2, 3, 4])
+            #expect(FolderIO.read(root + "/four", limit: 3) == nil)
+            #expect(mkdir(root + "/directory", 0o700) == 0)
+            #expect(FolderIO.read(root + "/directory", limit: 4) == nil)
+            #expect(FolderIO.read(root + "/missing", limit: 4) == nil)
+        }
+    }
 }

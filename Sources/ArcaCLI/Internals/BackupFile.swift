@@ -29,8 +29,11 @@ enum BackupFile {
         /// Refuses at once a path that exists (the backup would not be written anyway).
         init(path: String) throws(Failure) {
             self.path = path
-            var status = stat()
-            guard lstat(path, &status) != 0 else { throw Failure(message: "\(path): " + BackupFile.text(.exists)) }
+            // Something there (a symlink too, never followed): refused. A path lstat cannot
+            // read is left to the create below, which fails with the reason.
+            if case .some(.some) = try? FileDescriptor.status(path: path) {
+                throw Failure(message: "\(path): " + BackupFile.text(.exists))
+            }
             let directory = Self.directory(of: path)
             do {
                 fd = try FileDescriptor.openUnnamed(in: directory)
@@ -98,12 +101,11 @@ enum BackupFile {
             do { fd = try FileDescriptor.open(path, O_RDONLY) } catch {
                 throw Failure(message: "\(path): " + BackupFile.text(error))
             }
-            var status = stat()
-            guard fstat(fd.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            guard let status = try? fd.status(), status.isRegularFile else {
                 fd.close()
                 throw Failure(message: "\(path): not a regular file")
             }
-            length = UInt64(status.st_size)
+            length = UInt64(status.size)
         }
 
         deinit { fd.close() }

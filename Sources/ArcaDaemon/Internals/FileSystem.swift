@@ -4,38 +4,6 @@ import ArcaSystem
     import Glibc
 #endif
 
-/// What `fstat`/`lstat` say about a file, as much as arcad's checks need.
-struct FileStatus: Equatable {
-    let owner: UInt32
-    /// Permission bits (`st_mode & 07777`).
-    let permissions: UInt32
-    let isDirectory: Bool
-    let isRegularFile: Bool
-    let isSymbolicLink: Bool
-    let size: Int
-
-    init(_ st: stat) {
-        owner = st.st_uid
-        permissions = st.st_mode & 0o7777
-        let type = st.st_mode & S_IFMT
-        isDirectory = type == S_IFDIR
-        isRegularFile = type == S_IFREG
-        isSymbolicLink = type == S_IFLNK
-        size = Int(st.st_size)
-    }
-
-    /// From ArcaSystem's `fstat` of an open file: never a symlink (arcad opens with
-    /// `O_NOFOLLOW` and without `O_PATH`, so a link fails to open).
-    init(_ status: FileDescriptor.Status) {
-        owner = status.owner
-        permissions = status.permissions
-        isDirectory = status.isDirectory
-        isRegularFile = status.isRegularFile
-        isSymbolicLink = false
-        size = status.size
-    }
-}
-
 /// Thin wrappers over the file calls of arcad's state directory, over
 /// ArcaSystem's ``FileDescriptor`` (which retries EINTR and finishes short reads
 /// and writes); errors name the call.
@@ -50,19 +18,15 @@ enum FileSystem {
 
     /// The status of an open file: ArcaSystem's ``FileDescriptor/status()``, with the call
     /// named in its error. The corresponding C function is `fstat`.
-    static func status(_ fd: Int32) throws(SystemError) -> FileStatus {
-        FileStatus(try SocketSystem.named("fstat") { () throws(Errno) in try FileDescriptor(rawValue: fd).status() })
+    static func status(_ fd: Int32) throws(SystemError) -> FileDescriptor.Status {
+        try SocketSystem.named("fstat") { () throws(Errno) in try FileDescriptor(rawValue: fd).status() }
     }
 
-    /// The status of `path` itself (a symlink is reported, not followed); nil if it
-    /// does not exist. The corresponding C function is `lstat`.
-    static func status(path: String) throws(SystemError) -> FileStatus? {
-        var st = stat()
-        switch nothingOrErrno({ lstat(path, &st) }) {
-        case .success: return FileStatus(st)
-        case .failure(.noSuchFileOrDirectory): return nil
-        case .failure(let e): throw SystemError(call: "lstat \(path)", errno: e)
-        }
+    /// The status of `path` itself (a symlink is reported, not followed); nil if it does not
+    /// exist: ArcaSystem's ``FileDescriptor/status(path:)``, with the call named in its error.
+    /// The corresponding C function is `lstat`.
+    static func status(path: String) throws(SystemError) -> FileDescriptor.Status? {
+        try SocketSystem.named("lstat \(path)") { () throws(Errno) in try FileDescriptor.status(path: path) }
     }
 
     /// Sets the permission bits of an open file. The corresponding C function is `fchmod`.

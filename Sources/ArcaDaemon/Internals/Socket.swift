@@ -63,12 +63,8 @@ struct Deadline {
         return left <= 0 ? 0 : Int32(clamping: (left + 999_999) / 1_000_000)
     }
 
-    /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`.
-    private static func now() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    /// ArcaSystem's ``MonotonicClock``, in nanoseconds.
+    private static func now() -> Int64 { MonotonicClock.nanoseconds() }
 }
 
 /// arcad's socket calls, over ArcaSystem's ``UnixSocket`` and ``FileDescriptor``
@@ -87,11 +83,6 @@ enum SocketSystem {
         try named("listen \(path)") { () throws(Errno) in
             try UnixSocket.listen(path: path, mode: mode, backlog: backlog).rawValue
         }
-    }
-
-    /// Connects to a Unix stream socket. The corresponding C function is `connect`.
-    static func connect(path: String) throws(SystemError) -> Int32 {
-        try named("connect") { () throws(Errno) in try UnixSocket.connect(path: path).rawValue }
     }
 
     /// Accepts one connection, close-on-exec in the same call. The corresponding

@@ -6,9 +6,10 @@ import ArcaSystem
 
 /// A child process with pipes on stdin, stdout and stderr (posix_spawn), for etcdctl.
 /// Arguments never carry secrets: what etcdctl writes to etcd is signed ciphertext,
-/// and it goes over stdin. The environment is a fixed, minimal one.
-final class ChildProcess {
-    let pid: pid_t
+/// and it goes over stdin. The environment is a fixed, minimal one. `package`: a probe
+/// (Tests/ArcaFleetSpawnProbe) starts one from a process whose descriptors 0-2 are closed.
+package final class ChildProcess {
+    package let pid: pid_t
     private var stdoutFD: Int32
     private var stderrFD: Int32
     private var buffered: [UInt8] = []
@@ -16,22 +17,36 @@ final class ChildProcess {
     private var reaped: Int32?
 
     /// One pipe, both ends close-on-exec; as `FileDescriptor.pipe`.
-    typealias Pipe = (read: FileDescriptor, write: FileDescriptor)
+    package typealias Pipe = (read: FileDescriptor, write: FileDescriptor)
 
     /// Starts `path` with `arguments`, writes `input` to its stdin and closes it. When a pipe
     /// or the spawn fails, every descriptor made so far is closed: the agent runs for months
     /// and starts a child per etcd call, so a leak per failure would end in EMFILE.
-    init(path: String, arguments: [String], input: [UInt8]) throws(FleetError) {
+    /// `makingPipe` makes each of the three pipes (a probe places their ends on 0-2).
+    package init(
+        path: String, arguments: [String], input: [UInt8],
+        makingPipe: () throws(Errno) -> Pipe = { () throws(Errno) in try FileDescriptor.pipe() }
+    ) throws(FleetError) {
         // Close-on-exec from the start (pipe2): our ends must not leak into other children
         // (each agent runs a watch child at all times); dup2 onto 0-2 clears it in the child.
         let pipes: [Pipe]
         do {
-            pipes = try Self.pipes(3) { () throws(Errno) in try FileDescriptor.pipe() }
+            pipes = try Self.pipes(3, making: makingPipe)
         } catch {
             throw .etcd("pipe: \(String(cString: strerror(error.rawValue)))")
         }
-        let childEnds = [pipes[0].read, pipes[1].write, pipes[2].write]
         let ourEnds = [pipes[0].write, pipes[1].read, pipes[2].read]
+        // The child's ends above 2 first: the spawn dup2s them onto 0, 1 and 2 in that order,
+        // so an end sitting on 0 or 1 (a parent started with 0-2 closed, or whose other threads
+        // closed and reopened descriptors) would be overwritten before it is read, and the
+        // child's streams would land on the wrong pipes.
+        let childEnds: [FileDescriptor]
+        do {
+            childEnds = try Self.aboveStandardStreams([pipes[0].read, pipes[1].write, pipes[2].write])
+        } catch {
+            for fd in ourEnds { fd.close() }
+            throw .etcd("fcntl: \(String(cString: strerror(error.rawValue)))")
+        }
         let spawned = Self.spawn(path, [path] + arguments, standardStreams: childEnds)
         for fd in childEnds { fd.close() }
         switch spawned {
@@ -63,6 +78,28 @@ final class ChildProcess {
             }
             throw error
         }
+    }
+
+    /// `ends`, each on a descriptor above 2: one on 0, 1 or 2 is moved (`F_DUPFD_CLOEXEC`, its
+    /// old number closed). When a move fails, every end is closed. The corresponding C
+    /// function is `fcntl`.
+    static func aboveStandardStreams(_ ends: [FileDescriptor]) throws(Errno) -> [FileDescriptor] {
+        var lifted: [FileDescriptor] = []
+        for (index, fd) in ends.enumerated() {
+            guard fd.rawValue <= 2 else {
+                lifted.append(fd)
+                continue
+            }
+            switch valueOrErrno({ fcntl(fd.rawValue, F_DUPFD_CLOEXEC, 3) }) {
+            case .success(let high):
+                fd.close()
+                lifted.append(FileDescriptor(rawValue: high))
+            case .failure(let error):
+                for end in lifted + ends[index...] { end.close() }
+                throw error
+            }
+        }
+        return lifted
     }
 
     /// posix_spawn of `path` with `words` as argv, the fixed environment, and
@@ -99,7 +136,7 @@ final class ChildProcess {
     }
 
     /// Reads stdout and stderr to the end, waits, and returns (status, stdout, stderr).
-    func finish() -> (status: Int32, output: [UInt8], error: String) {
+    package func finish() -> (status: Int32, output: [UInt8], error: String) {
         var lines: [UInt8] = []
         while let line = readLine(timeoutMilliseconds: -1) { lines += line + [0x0a] }
         while stderrFD >= 0 { drain(&stderrFD, into: &errorText) }

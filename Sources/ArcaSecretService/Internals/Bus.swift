@@ -233,9 +233,8 @@ final class BusConnection {
         _ = sd_bus_get_timeout(bus, &timeout)
         var waitMilliseconds: Int32 = -1
         if timeout != UInt64.max {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            let nowMicros = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+            // sd-bus's timeout is on CLOCK_MONOTONIC, in microseconds.
+            let nowMicros = UInt64(MonotonicClock.nanoseconds() / 1000)
             waitMilliseconds = timeout <= nowMicros ? 0 : Int32(min((timeout - nowMicros) / 1000 + 1, 60_000))
         }
         var limited = false

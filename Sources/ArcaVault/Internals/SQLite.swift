@@ -1,3 +1,4 @@
+import ArcaSystem
 import CSQLite
 
 #if canImport(Glibc)
@@ -51,8 +52,10 @@ final class Database {
         sqlite3_close_v2(handle)
     }
 
-    /// Runs one or more statements without parameters. The corresponding C function is `sqlite3_exec`.
+    /// Runs one or more statements without parameters; refused inside `read` (its SQL is not
+    /// checked, so it is taken for a write). The corresponding C function is `sqlite3_exec`.
     func execute(_ sql: String) throws {
+        if readDepth > 0 { throw Self.writeInsideRead }
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc) }
     }
@@ -86,6 +89,7 @@ final class Database {
         if nested && !isInTransaction {
             throw SQLiteError(code: SQLITE_ABORT, message: "the enclosing transaction was rolled back")
         }
+        if readDepth > 0 { throw Self.writeInsideRead }
         // Prepared once and kept, as every statement: a group-committed add opens and ends
         // three levels, and sqlite3_exec parsed each of them again on every add.
         try statement(nested ? "SAVEPOINT nested" : "BEGIN IMMEDIATE").run()
@@ -101,21 +105,42 @@ final class Database {
         }
     }
 
+    /// Depth of the `read` calls running: their bodies may not write.
+    fileprivate private(set) var readDepth = 0
+
+    /// What a write inside `read` gets, whichever way it reaches SQLite.
+    static let writeInsideRead = SQLiteError(code: SQLITE_READONLY, message: "a write inside a read transaction")
+
     /// Runs `body`, which only reads, in one DEFERRED transaction: its statements share one
     /// snapshot and one shared lock of the WAL (each statement outside a transaction takes
     /// and drops them itself). Inside an open transaction, `body` just runs in it. The caller
     /// must not wait inside (the snapshot keeps the checkpointer from reusing the WAL).
+    ///
+    /// `body` may not write, and cannot: a `transaction` or `execute` inside it is refused, and
+    /// so is any statement SQLite does not call read-only, before it steps (a write there would
+    /// otherwise upgrade the read transaction and be committed with it). All fail with
+    /// ``writeInsideRead``; an enclosing write transaction sees the error and rolls back.
+    /// Not SQLite's `query_only`: setting a flag pragma expires every prepared statement of
+    /// the connection, and each cached one was prepared again after every read.
     func read<R>(_ body: () throws -> R) throws -> R {
-        if isInTransaction { return try body() }
-        try statement("BEGIN").run()
+        if readDepth > 0 { return try readOnly(body) }
+        let begins = !isInTransaction
+        if begins { try statement("BEGIN").run() }
         do {
-            let result = try body()
-            try statement("COMMIT").run()
+            let result = try readOnly(body)
+            if begins { try statement("COMMIT").run() }
             return result
         } catch {
-            try? execute("ROLLBACK")
+            if begins { try? execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// Runs `body` counted in `readDepth`.
+    private func readOnly<R>(_ body: () throws -> R) throws -> R {
+        readDepth += 1
+        defer { readDepth -= 1 }
+        return try body()
     }
 
     /// Whether a transaction is open (SQLite rolls one back by itself after some
@@ -166,6 +191,10 @@ final class Database {
         guard rc == SQLITE_OK else { throw error(rc) }
         return moved != 0
     }
+
+    /// Times the cached statements were prepared again (a schema change, or a flag pragma,
+    /// expires them), for tests. The corresponding C function is `sqlite3_stmt_status`.
+    var reprepares: Int { statements.values.reduce(0) { $0 + $1.reprepares } }
 
     fileprivate func error(_ rc: Int32) -> SQLiteError {
         SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)))
@@ -226,8 +255,14 @@ final class Statement {
     /// The corresponding C function is `sqlite3_reset`.
     func finish() { sqlite3_reset(handle) }
 
-    /// Advances to the next row; false when done. The corresponding C function is `sqlite3_step`.
+    /// Times SQLite prepared this statement again. The corresponding C function is `sqlite3_stmt_status`.
+    fileprivate var reprepares: Int { Int(sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)) }
+
+    /// Advances to the next row; false when done. Inside `database.read`, a statement that may
+    /// write is refused before it runs. The corresponding C functions are `sqlite3_step` and
+    /// `sqlite3_stmt_readonly`.
     func step() throws -> Bool {
+        if database.readDepth > 0 && sqlite3_stmt_readonly(handle) == 0 { throw Database.writeInsideRead }
         let rc = sqlite3_step(handle)
         switch rc {
         case SQLITE_ROW: return true
@@ -284,21 +319,20 @@ struct FileIdentity: Equatable, Sendable {
 enum FileProbe {
     /// The header bytes and the file size, or nil if the file cannot be opened.
     static func header(path: String) -> (bytes: [UInt8], size: Int)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
+        guard let fd = try? FileDescriptor.open(path, O_RDONLY) else { return nil }
+        defer { fd.close() }
+        guard let status = try? fd.status() else { return nil }
         var bytes = [UInt8](repeating: 0, count: 100)
-        let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, 100) }
-        return (Array(bytes.prefix(max(0, got))), Int(st.st_size))
+        let got = bytes.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try fd.read(into: raw) } }
+        guard let count = try? got.get() else { return nil }
+        return (Array(bytes.prefix(count)), status.size)
     }
 
-    /// The device and inode of the file at `path`, or nil. The corresponding C function is `stat`.
+    /// The device and inode of the file at `path` (symlinks followed), or nil: never by
+    /// opening it, which would drop this process's SQLite locks on it when closed.
     static func identity(path: String) -> FileIdentity? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        return FileIdentity(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        guard let status = try? FileDescriptor.status(path: path, followingLinks: true) else { return nil }
+        return FileIdentity(device: status.device, inode: status.inode)
     }
 
     /// True when `path` names an existing file.
@@ -316,14 +350,6 @@ enum FileProbe {
     /// Removes a database and its WAL and shared-memory files. The corresponding C function is `unlink`.
     static func remove(vaultFiles path: String) {
         for suffix in ["", "-wal", "-shm", "-journal"] { _ = unlink(path + suffix) }
-    }
-
-    /// Seconds on the monotonic clock (unaffected by clock steps). The corresponding C
-    /// function is `clock_gettime`.
-    static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// The calendar time in seconds since 1970. The corresponding C function is `clock_gettime`.
