@@ -33,6 +33,9 @@ check "pam_arca.so is linked -z nodelete" sh -c "readelf -d '$build/libpam_arca.
 # A login process (C) does not have libstdc++ loaded: loading it for the module doubled
 # the module's dlopen (bench/pam). The Swift runtime's C++ comes from GCC's archive.
 check "pam_arca.so does not load libstdc++.so" sh -c "! readelf -d '$build/libpam_arca.so' | grep -q 'libstdc++'"
+# GCC's unwinder, which the runtime's C++ needs, comes from GCC's archive too (-static-libgcc):
+# libgcc_s.so.1 was the one library besides libsodium and libm that a login process loaded for it.
+check "pam_arca.so does not load libgcc_s.so" sh -c "! readelf -d '$build/libpam_arca.so' | grep -q 'libgcc_s'"
 # The Swift runtime's argv grabber reads /proc/self/maps at load: CArcaStartup keeps it out
 # of arca and pam_arca.so (0.28 ms of a login's module load), and arca still gets its arguments.
 command -v strace >/dev/null || { echo "FAIL strace is missing (make deps installs it)"; exit 1; }
