@@ -22,7 +22,7 @@ BUILD       := .build/$(CONFIG)
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
         libsystemd-dev libgcrypt20-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
         libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1 \
-        debhelper dpkg-dev lintian strace etcd-server etcd-client openssl syncthing
+        debhelper dpkg-dev lintian strace etcd-server etcd-client openssl syncthing patchelf
 
 .PHONY: all deps build products test lint format unit integration fuzz install install-files install-strip uninstall deb bench clean
 
@@ -115,6 +115,9 @@ install-files:
 	sed 's|/usr/local/bin/arca-sync|$(PREFIX)/bin/arca-sync|' systemd/user/arca-sync.service \
 	    >$(USERUNITDIR)/arca-sync.service && chmod 0644 $(USERUNITDIR)/arca-sync.service
 	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
+	@# SwiftPM links every product with RUNPATH $$ORIGIN. The module needs none (its libraries are
+	@# the system's), and with it each login's dlopen probes ~24 missing paths under security/.
+	patchelf --remove-rpath $(PAMDIR)/pam_arca.so
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
 	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
 	install -d -m 0755 $(UNITDIR)

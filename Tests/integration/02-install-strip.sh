@@ -35,5 +35,16 @@ check "stripped pam_arca.so exports only pam_sm_*" test "$exports" = \
     "pam_sm_acct_mgmt pam_sm_authenticate pam_sm_chauthtok pam_sm_close_session pam_sm_open_session pam_sm_setcred "
 check "stripped pam_arca.so keeps NODELETE" sh -c "readelf -d '$pamdir/pam_arca.so' | grep -q NODELETE"
 check "stripped pam_arca.so loads" python3 -c "import ctypes, os; ctypes.CDLL('$pamdir/pam_arca.so', mode=os.RTLD_NOW)"
+# SwiftPM links the module with RUNPATH $ORIGIN; the installed copy has none, so a login's dlopen
+# finds libsodium through ld.so's cache instead of first probing ~24 missing paths under security/.
+check "installed pam_arca.so has no RUNPATH or RPATH" \
+    sh -c "! readelf -d '$pamdir/pam_arca.so' | grep -q -e RUNPATH -e '(RPATH)'"
+command -v strace >/dev/null || { echo "FAIL strace is missing (make deps installs it)"; exit 1; }
+strace -f -e trace=openat -o "$dest/trace" python3 -c \
+    "import ctypes, os; ctypes.CDLL('$pamdir/pam_arca.so', mode=os.RTLD_NOW); print('loaded')" >"$dest/trace.out" 2>&1
+check "strace saw the installed pam_arca.so loaded" \
+    sh -c "grep -q '$pamdir/pam_arca.so' '$dest/trace' && grep -qx loaded '$dest/trace.out'"
+check "loading the installed pam_arca.so opens no missing path" sh -c \
+    "! awk -v m='$pamdir/pam_arca.so' 'index(\$0, m) { seen = 1 } seen && /ENOENT/' '$dest/trace' | grep -q ."
 echo "install-strip: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
