@@ -30,16 +30,18 @@ extension FileDescriptor {
     public func status() throws(Errno) -> Status {
         var st = stat()
         try nothingOrErrno { fstat(rawValue, &st) }.get()
-        let type = st.st_mode & S_IFMT
+        // S_IFMT, S_IFDIR and S_IFREG of <sys/stat.h>, as literals: Glibc's Swift overlay
+        // defines them, and linking it costs pam_arca.so's load (CArcaSystem.h, overlay.c).
+        let type = st.st_mode & 0o170000
         return Status(
-            owner: st.st_uid, permissions: st.st_mode & 0o7777, isDirectory: type == S_IFDIR,
-            isRegularFile: type == S_IFREG, linkCount: UInt64(st.st_nlink), size: Int(st.st_size))
+            owner: st.st_uid, permissions: st.st_mode & 0o7777, isDirectory: type == 0o040000,
+            isRegularFile: type == 0o100000, linkCount: UInt64(st.st_nlink), size: Int(st.st_size))
     }
 
     /// Opens `name` inside this open directory, close-on-exec; with `O_NOFOLLOW` in `flags`
     /// a symlink is refused (`ELOOP`). The corresponding C function is `openat`.
     public func open(_ name: String, _ flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
         FileDescriptor(
-            rawValue: try valueOrErrno { openat(rawValue, name, flags | O_CLOEXEC, permissions) }.get())
+            rawValue: try valueOrErrno { arca_openat(rawValue, name, flags | O_CLOEXEC, permissions) }.get())
     }
 }

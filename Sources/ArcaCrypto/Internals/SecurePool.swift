@@ -301,7 +301,7 @@ enum SecurePool {
     /// corresponding C functions are `mmap`, `mlock` and `madvise(MADV_DONTDUMP)`.
     static func mapChunk(_ chunkSize: Int) -> UnsafeMutableRawPointer? {
         guard let raw = mmap(nil, chunkSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-            raw != MAP_FAILED
+            raw != UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, without Glibc's overlay (CArcaSystem.h)
         else { return nil }
         guard mlock(raw, chunkSize) == 0 else {
             munmap(raw, chunkSize)

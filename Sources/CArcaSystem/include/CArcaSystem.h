@@ -114,6 +114,29 @@ int arca_open_unnamed(const char *directory, mode_t mode);
  * fails with EEXIST rather than replace an existing file. 0 or -1 with errno. */
 int arca_link_unnamed(int fd, const char *path);
 
+/* ---- What Glibc's Swift overlay would otherwise supply (overlay.c) -------- */
+
+/* errno, the variadic open/openat/fcntl: ArcaSystem calls these rather than the
+ * Swift overlay's wrappers. The overlay is one object in libswiftGlibc.a whose
+ * retained sections also wrap ~60 libm functions; linking it for a wrapper made
+ * every login's dlopen of pam_arca.so bind 59 more symbols (63,000 of ld.so's
+ * instructions; Tests/integration/01-static-binaries.sh keeps it out). */
+
+/* The calling thread's errno. */
+int arca_errno(void);
+
+/* open(path, flags, mode). Returns the descriptor or -1 with errno. */
+int arca_open(const char *path, int flags, mode_t mode);
+
+/* openat(directory, name, flags, mode). Returns the descriptor or -1 with errno. */
+int arca_openat(int directory, const char *name, int flags, mode_t mode);
+
+/* fcntl(fd, F_GETFL). Returns the file status flags or -1 with errno. */
+int arca_get_status_flags(int fd);
+
+/* fcntl(fd, F_SETFL, flags). Returns 0 or -1 with errno. */
+int arca_set_status_flags(int fd, int flags);
+
 /* ---- A reused thread's stack (thread_stack.c) ---------------------------- */
 
 /* How far below the caller's frame arca_clear_used_stack zeroes in place (twice
