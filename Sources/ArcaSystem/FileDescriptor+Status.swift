@@ -30,12 +30,12 @@ extension FileDescriptor {
     public func status() throws(Errno) -> Status {
         var st = stat()
         try nothingOrErrno { fstat(rawValue, &st) }.get()
-        // S_IFMT, S_IFDIR and S_IFREG of <sys/stat.h>, as literals: Glibc's Swift overlay
-        // defines them, and linking it costs pam_arca.so's load (CArcaSystem.h, overlay.c).
-        let type = st.st_mode & 0o170000
+        // <sys/stat.h>'s S_IFMT, S_IFDIR and S_IFREG through CArcaSystem.h: Glibc's Swift overlay
+        // spells them too, and linking it costs pam_arca.so's load (overlay.c).
+        let type = st.st_mode & ARCA_S_IFMT
         return Status(
-            owner: st.st_uid, permissions: st.st_mode & 0o7777, isDirectory: type == 0o040000,
-            isRegularFile: type == 0o100000, linkCount: UInt64(st.st_nlink), size: Int(st.st_size))
+            owner: st.st_uid, permissions: st.st_mode & 0o7777, isDirectory: type == ARCA_S_IFDIR,
+            isRegularFile: type == ARCA_S_IFREG, linkCount: UInt64(st.st_nlink), size: Int(st.st_size))
     }
 
     /// Opens `name` inside this open directory, close-on-exec; with `O_NOFOLLOW` in `flags`

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* ---- The user-keyring child (keyring_as_user.c) ------------------------- */
@@ -136,6 +138,14 @@ int arca_get_status_flags(int fd);
 
 /* fcntl(fd, F_SETFL, flags). Returns 0 or -1 with errno. */
 int arca_set_status_flags(int fd, int flags);
+
+/* The file type bits of st_mode and mmap's failure value, as the system headers
+ * define them: Swift's importer cannot read these macros, and the overlay's own
+ * spellings of them are what it costs to link. */
+static const mode_t ARCA_S_IFMT = S_IFMT;
+static const mode_t ARCA_S_IFDIR = S_IFDIR;
+static const mode_t ARCA_S_IFREG = S_IFREG;
+static void *const ARCA_MAP_FAILED = MAP_FAILED;
 
 /* ---- A reused thread's stack (thread_stack.c) ---------------------------- */
 
