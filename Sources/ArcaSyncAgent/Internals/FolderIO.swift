@@ -43,10 +43,7 @@ enum FolderIO {
     static func read(_ path: String, limit: Int) -> [UInt8]? {
         guard let fd = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW) else { return nil }
         defer { fd.close() }
-        var info = stat()
-        guard fstat(fd.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else {
-            return nil
-        }
+        guard let info = try? fd.status(), info.isRegularFile, info.size <= limit else { return nil }
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
