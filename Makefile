@@ -22,7 +22,7 @@ BUILD       := .build/$(CONFIG)
 DEPS := pkg-config libsodium-dev libkeyutils-dev keyutils libpam0g-dev libsqlite3-dev sqlite3 \
         libsystemd-dev libgcrypt20-dev libpam-wrapper pamtester dbus python3-dbus man-db util-linux procps \
         libpam-gnome-keyring gnome-keyring libsecret-tools hyperfine pass gnupg python3-gi gir1.2-secret-1 \
-        debhelper dpkg-dev lintian strace etcd-server etcd-client openssl syncthing
+        debhelper dpkg-dev lintian strace etcd-server etcd-client openssl syncthing patchelf
 
 .PHONY: all deps build products test lint format unit integration fuzz install install-files install-strip uninstall deb bench clean
 
@@ -99,7 +99,17 @@ install: build
 
 # The files alone, from an existing build (BUILD=DIR to take them from elsewhere): debian/rules
 # runs this with DESTDIR=debian/tmp PREFIX=/usr and Debian's unit and PAM directories.
+# The module is prepared in the build tree first (a missing patchelf stops here, before anything is
+# installed), then installed under a temporary name and renamed into place: a login that loads
+# pam_arca.so meanwhile maps the old file or the new one, never one being rewritten (patchelf,
+# strip and install all write an existing file in place, on the inode a loader may have mapped).
+PATCHELF ?= patchelf
 install-files:
+	@command -v $(PATCHELF) >/dev/null || { echo "make install-files: $(PATCHELF) is missing (make deps" \
+	    "installs patchelf): it removes pam_arca.so's RUNPATH. Nothing was installed." >&2; exit 1; }
+	@# SwiftPM links every product with RUNPATH $$ORIGIN. The module needs none (its libraries are
+	@# the system's), and with it each login's dlopen probes ~24 missing paths under security/.
+	$(PATCHELF) --remove-rpath --output $(BUILD)/pam_arca.so.install $(BUILD)/libpam_arca.so
 	install -d -m 0755 $(BINDIR) $(SBINDIR) $(PAMDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8
 	install -m 0755 $(BUILD)/arca $(BINDIR)/arca
 	install -m 0755 $(BUILD)/arcad $(SBINDIR)/arcad
@@ -114,7 +124,9 @@ install-files:
 	chmod 0644 $(USERUNITDIR)/arca-secretd.service $(DBUSSVCDIR)/$(DBUSSVCFILE)
 	sed 's|/usr/local/bin/arca-sync|$(PREFIX)/bin/arca-sync|' systemd/user/arca-sync.service \
 	    >$(USERUNITDIR)/arca-sync.service && chmod 0644 $(USERUNITDIR)/arca-sync.service
-	install -m 0644 $(BUILD)/libpam_arca.so $(PAMDIR)/pam_arca.so
+	install -m 0644 $(BUILD)/pam_arca.so.install $(PAMDIR)/.pam_arca.so.new
+	mv -f $(PAMDIR)/.pam_arca.so.new $(PAMDIR)/pam_arca.so
+	rm -f $(BUILD)/pam_arca.so.install
 	for f in man/*.[1-8]; do [ -e "$$f" ] || continue; \
 	    install -m 0644 "$$f" $(MANDIR)/man$${f##*.}/; done
 	install -d -m 0755 $(UNITDIR)
@@ -131,15 +143,17 @@ install-files:
 # 9.8 -> 5.9, arca-secretd 10.6 -> 6.4); the debug info stays in the build tree, in
 # $(BUILD)/NAME.debug, which each stripped file names in its .gnu_debuglink (gdb finds it with
 # `set debug-file-directory`, or `symbol-file`). debian/rules runs install-files only:
-# dh_strip strips there and puts the debug info in the -dbgsym packages.
+# dh_strip strips there and puts the debug info in the -dbgsym packages. Each stripped copy is
+# written beside the installed file and renamed over it (strip alone rewrites it in place).
 STRIPPED := arca:$(BINDIR)/arca arcad:$(SBINDIR)/arcad arca-secretd:$(BINDIR)/arca-secretd \
             libpam_arca.so:$(PAMDIR)/pam_arca.so
 install-strip:
 	@set -e; for pair in $(STRIPPED); do \
-	    src=$(BUILD)/$${pair%%:*}; dst=$${pair#*:}; \
+	    src=$(BUILD)/$${pair%%:*}; dst=$${pair#*:}; new=$$(dirname "$$dst")/.$$(basename "$$dst").new; \
 	    objcopy --only-keep-debug "$$src" "$$src.debug"; \
-	    strip --strip-unneeded --remove-section=.comment "$$dst"; \
-	    objcopy --add-gnu-debuglink="$$src.debug" "$$dst"; \
+	    strip --strip-unneeded --remove-section=.comment -o "$$new" "$$dst"; \
+	    objcopy --add-gnu-debuglink="$$src.debug" "$$new"; \
+	    chmod "$$(stat -c %a "$$dst")" "$$new"; mv -f "$$new" "$$dst"; \
 	    echo "stripped $$dst: $$(stat -c %s "$$src") -> $$(stat -c %s "$$dst") bytes (debug info: $$src.debug)"; \
 	done
 

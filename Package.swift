@@ -20,10 +20,13 @@ let staticFoundationExecutable: [LinkerSetting] =
 /// localizes in .dynsym (as LOCAL entries); lld drops them.
 /// Login cost (bench/pam, a fresh process's dlopen): libstdc++ is linked from GCC's
 /// archive (pam/link/libstdc++.so says how), so loading the module does not load
-/// and relocate libstdc++.so.6; relative relocations are packed (DT_RELR, glibc 2.36).
+/// and relocate libstdc++.so.6; relative relocations are packed (DT_RELR, glibc 2.36);
+/// the unwinder comes from GCC's archive too (-static-libgcc), so no libgcc_s.so.1 is
+/// searched for, mapped and relocated either (a fresh dlopen: 82k instructions, 9 page faults
+/// and 10 syscalls fewer).
 let pamModuleLinkage: [LinkerSetting] = [
     .unsafeFlags([
-        "-static-stdlib", "-use-ld=lld", "-L\(Context.packageDirectory)/pam/link",
+        "-static-stdlib", "-use-ld=lld", "-L\(Context.packageDirectory)/pam/link", "-Xclang-linker", "-static-libgcc",
         "-Xlinker", "--version-script=\(Context.packageDirectory)/pam/pam_arca.map",
         "-Xlinker", "-z", "-Xlinker", "defs",
         "-Xlinker", "-z", "-Xlinker", "nodelete",

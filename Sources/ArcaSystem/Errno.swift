@@ -1,3 +1,5 @@
+import CArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -15,7 +17,7 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public init(rawValue: CInt) { self.rawValue = rawValue }
 
     /// The value of `errno` now, on this thread.
-    public static var current: Errno { Errno(rawValue: errno) }
+    public static var current: Errno { Errno(rawValue: arca_errno()) }
 
     /// Operation not permitted (`EPERM`).
     public static let notPermitted = Errno(rawValue: EPERM)

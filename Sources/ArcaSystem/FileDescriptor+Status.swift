@@ -58,17 +58,19 @@ extension FileDescriptor {
     /// a symlink is refused (`ELOOP`). The corresponding C function is `openat`.
     public func open(_ name: String, _ flags: CInt, permissions: mode_t = 0o600) throws(Errno) -> FileDescriptor {
         FileDescriptor(
-            rawValue: try valueOrErrno { openat(rawValue, name, flags | O_CLOEXEC, permissions) }.get())
+            rawValue: try valueOrErrno { arca_openat(rawValue, name, flags | O_CLOEXEC, permissions) }.get())
     }
 }
 
 extension FileDescriptor.Status {
     /// From a `stat` buffer.
     init(_ st: stat) {
-        let type = st.st_mode & S_IFMT
+        // <sys/stat.h>'s S_IFMT and the file types through CArcaSystem.h: Glibc's Swift overlay
+        // spells them too, and linking it costs pam_arca.so's load (overlay.c).
+        let type = st.st_mode & ARCA_S_IFMT
         self.init(
-            owner: st.st_uid, permissions: st.st_mode & 0o7777, isDirectory: type == S_IFDIR,
-            isRegularFile: type == S_IFREG, isSymbolicLink: type == S_IFLNK, linkCount: UInt64(st.st_nlink),
+            owner: st.st_uid, permissions: st.st_mode & 0o7777, isDirectory: type == ARCA_S_IFDIR,
+            isRegularFile: type == ARCA_S_IFREG, isSymbolicLink: type == ARCA_S_IFLNK, linkCount: UInt64(st.st_nlink),
             size: Int(st.st_size), device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
     }
 }

@@ -20,7 +20,7 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
     public static func open(_ path: String, _ flags: CInt, permissions: mode_t = 0o600) throws(Errno)
         -> FileDescriptor
     {
-        FileDescriptor(rawValue: try valueOrErrno { Glibc.open(path, flags | O_CLOEXEC, permissions) }.get())
+        FileDescriptor(rawValue: try valueOrErrno { arca_open(path, flags | O_CLOEXEC, permissions) }.get())
     }
 
     /// Closes the descriptor; `EINTR` is not retried (Linux has closed it anyway).
@@ -83,8 +83,8 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
     /// Makes the descriptor non-blocking. The corresponding C function is `fcntl(F_SETFL)`.
     public func setNonBlocking() throws(Errno) {
-        let flags = try valueOrErrno { fcntl(rawValue, F_GETFL) }.get()
-        try nothingOrErrno { fcntl(rawValue, F_SETFL, flags | O_NONBLOCK) }.get()
+        let flags = try valueOrErrno { arca_get_status_flags(rawValue) }.get()
+        try nothingOrErrno { arca_set_status_flags(rawValue, flags | O_NONBLOCK) }.get()
     }
 
     /// Waits until the descriptor is ready for `events` (`POLLIN`, `POLLOUT`) or

@@ -60,4 +60,56 @@ struct FileDescriptorTests {
         #expect(bytes[10..<90].allSatisfy { $0 == 0 })
         #expect(bytes[90...].allSatisfy { $0 == 0xA5 })
     }
+
+    @Test("status decodes st_mode's type and permissions, the owner, links and size")
+    func statusDecodes() throws {
+        var template = Array("/tmp/arca-status-XXXXXX".utf8CString)
+        let directory = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
+            .withMemoryRebound(to: UInt8.self, capacity: template.count) { String(cString: $0) }
+        let file = directory + "/file"
+        let second = directory + "/second"
+        let fifo = directory + "/fifo"
+        defer {
+            for path in [file, second, fifo] { unlink(path) }
+            rmdir(directory)
+        }
+        try #require(chmod(directory, 0o750) == 0)
+        let dir = try FileDescriptor.open(directory, O_RDONLY | O_DIRECTORY)
+        defer { dir.close() }
+        let dirStatus = try dir.status()
+        #expect(dirStatus.isDirectory && !dirStatus.isRegularFile)
+        #expect(dirStatus.permissions == 0o750 && dirStatus.owner == getuid())
+
+        let fd = try FileDescriptor.open(file, O_RDWR | O_CREAT | O_EXCL)
+        defer { fd.close() }
+        try #require(fchmod(fd.rawValue, 0o4640) == 0 && link(file, second) == 0)
+        try [UInt8]([1, 2, 3, 4, 5]).withUnsafeBytes { try fd.writeAll($0) }
+        let fileStatus = try fd.status()
+        #expect(fileStatus.isRegularFile && !fileStatus.isDirectory)
+        #expect(fileStatus.owner == getuid() && fileStatus.permissions == 0o4640)
+        #expect(fileStatus.linkCount == 2 && fileStatus.size == 5)
+
+        // Neither a directory nor a regular file: a character device and a FIFO.
+        let null = try FileDescriptor.open("/dev/null", O_RDONLY)
+        defer { null.close() }
+        let nullStatus = try null.status()
+        #expect(!nullStatus.isDirectory && !nullStatus.isRegularFile && nullStatus.permissions == 0o666)
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let pipe = try FileDescriptor.open(fifo, O_RDONLY | O_NONBLOCK)
+        defer { pipe.close() }
+        let fifoStatus = try pipe.status()
+        #expect(!fifoStatus.isDirectory && !fifoStatus.isRegularFile && fifoStatus.permissions == 0o600)
+    }
+
+    @Test("Heap.mapPages maps zeroed writable pages, and nil (not MAP_FAILED) when mmap fails")
+    func mapPages() throws {
+        let size = 2 * Int(sysconf(Int32(_SC_PAGESIZE)))
+        let pages = try #require(Heap.mapPages(size))
+        defer { munmap(pages, size) }
+        let bytes = UnsafeMutableRawBufferPointer(start: pages, count: size)
+        #expect(bytes.allSatisfy { $0 == 0 })
+        bytes[size - 1] = 0x5A
+        #expect(bytes[size - 1] == 0x5A)
+        #expect(Heap.mapPages(Int.max) == nil)
+    }
 }

@@ -33,6 +33,20 @@ check "pam_arca.so is linked -z nodelete" sh -c "readelf -d '$build/libpam_arca.
 # A login process (C) does not have libstdc++ loaded: loading it for the module doubled
 # the module's dlopen (bench/pam). The Swift runtime's C++ comes from GCC's archive.
 check "pam_arca.so does not load libstdc++.so" sh -c "! readelf -d '$build/libpam_arca.so' | grep -q 'libstdc++'"
+# GCC's unwinder, which the runtime's C++ needs, comes from GCC's archive too (-static-libgcc):
+# libgcc_s.so.1 was the one library besides libsodium and libm that a login process loaded for it.
+check "pam_arca.so does not load libgcc_s.so" sh -c "! readelf -d '$build/libpam_arca.so' | grep -q 'libgcc_s'"
+# Glibc's Swift overlay (errno, open, S_IFMT...) is one object whose retained sections wrap ~60
+# libm functions: linked in, each login's dlopen resolved them all. ArcaSystem calls CArcaSystem.
+# The listing must hold the module's own Swift symbols: a stripped module or a failing nm would
+# list none, and "no s5Glibc" would pass without looking.
+symbols=$(mktemp)
+nm "$build/libpam_arca.so" >"$symbols" 2>&1 || true
+check "nm lists pam_arca.so's Swift symbols (\$s...)" grep -q ' \$s' "$symbols"
+check "pam_arca.so links no Glibc Swift overlay" sh -c "! grep -q 's5Glibc' '$symbols'"
+rm -f "$symbols"
+check "pam_arca.so imports none of the overlay's libm wrappers (tgammal)" \
+    sh -c "! nm -D --undefined-only '$build/libpam_arca.so' | grep -qw tgammal"
 # The Swift runtime's argv grabber reads /proc/self/maps at load: CArcaStartup keeps it out
 # of arca and pam_arca.so (0.28 ms of a login's module load), and arca still gets its arguments.
 command -v strace >/dev/null || { echo "FAIL strace is missing (make deps installs it)"; exit 1; }

@@ -300,9 +300,7 @@ enum SecurePool {
     /// Maps, locks and excludes from core dumps one chunk of `chunkSize` bytes. The
     /// corresponding C functions are `mmap`, `mlock` and `madvise(MADV_DONTDUMP)`.
     static func mapChunk(_ chunkSize: Int) -> UnsafeMutableRawPointer? {
-        guard let raw = mmap(nil, chunkSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-            raw != MAP_FAILED
-        else { return nil }
+        guard let raw = Heap.mapPages(chunkSize) else { return nil }
         guard mlock(raw, chunkSize) == 0 else {
             munmap(raw, chunkSize)
             return nil

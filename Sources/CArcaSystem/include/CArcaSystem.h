@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* ---- The user-keyring child (keyring_as_user.c) ------------------------- */
@@ -113,6 +115,38 @@ int arca_open_unnamed(const char *directory, mode_t mode);
 /* Gives the unnamed file `fd` the name `path` (linkat through /proc/self/fd):
  * fails with EEXIST rather than replace an existing file. 0 or -1 with errno. */
 int arca_link_unnamed(int fd, const char *path);
+
+/* ---- What Glibc's Swift overlay would otherwise supply (overlay.c) -------- */
+
+/* errno, the variadic open/openat/fcntl: ArcaSystem calls these rather than the
+ * Swift overlay's wrappers. The overlay is one object in libswiftGlibc.a whose
+ * retained sections also wrap ~60 libm functions; linking it for a wrapper made
+ * every login's dlopen of pam_arca.so bind 59 more symbols (63,000 of ld.so's
+ * instructions; Tests/integration/01-static-binaries.sh keeps it out). */
+
+/* The calling thread's errno. */
+int arca_errno(void);
+
+/* open(path, flags, mode). Returns the descriptor or -1 with errno. */
+int arca_open(const char *path, int flags, mode_t mode);
+
+/* openat(directory, name, flags, mode). Returns the descriptor or -1 with errno. */
+int arca_openat(int directory, const char *name, int flags, mode_t mode);
+
+/* fcntl(fd, F_GETFL). Returns the file status flags or -1 with errno. */
+int arca_get_status_flags(int fd);
+
+/* fcntl(fd, F_SETFL, flags). Returns 0 or -1 with errno. */
+int arca_set_status_flags(int fd, int flags);
+
+/* The file type bits of st_mode and mmap's failure value, as the system headers
+ * define them: Swift's importer cannot read these macros, and the overlay's own
+ * spellings of them are what it costs to link. */
+static const mode_t ARCA_S_IFMT = S_IFMT;
+static const mode_t ARCA_S_IFDIR = S_IFDIR;
+static const mode_t ARCA_S_IFREG = S_IFREG;
+static const mode_t ARCA_S_IFLNK = S_IFLNK;
+static void *const ARCA_MAP_FAILED = MAP_FAILED;
 
 /* ---- A reused thread's stack (thread_stack.c) ---------------------------- */
 
