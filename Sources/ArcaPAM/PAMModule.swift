@@ -249,9 +249,7 @@ public final class PAMModule {
     /// Sends two requests in one round trip (``ArcadTransport/send(_:then:)``) and wipes
     /// their secrets afterwards. Throws when `first` got no reply; otherwise returns it
     /// with `second`'s reply or error, so that the caller acts on `first` (arcad did).
-    func send(_ first: inout Request, then second: inout Request) throws(ModuleError)
-        -> (Reply, Result<Reply, ModuleError>)
-    {
+    func send(_ first: inout Request, then second: inout Request) throws(ModuleError) -> RepliedPair {
         defer {
             first.wipeSecrets()
             second.wipeSecrets()
@@ -259,7 +257,10 @@ public final class PAMModule {
         let (reply, secondReply) = try reaching { () throws(ClientError) -> (Reply, Result<Reply, ClientError>) in
             try transport.send(first, then: second)
         }
-        return (reply, secondReply.mapError { unreachable($0) })
+        switch secondReply {
+        case .success(let answer): return RepliedPair(first: reply, second: .replied(answer))
+        case .failure(let error): return RepliedPair(first: reply, second: .failed(unreachable(error)))
+        }
     }
 
     /// Runs `exchange` unless arcad already timed out in this transaction; a timeout
