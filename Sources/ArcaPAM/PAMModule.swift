@@ -254,12 +254,10 @@ public final class PAMModule {
             first.wipeSecrets()
             second.wipeSecrets()
         }
-        let (reply, secondReply) = try reaching { () throws(ClientError) -> (Reply, Result<Reply, ClientError>) in
-            try transport.send(first, then: second)
-        }
-        switch secondReply {
-        case .success(let answer): return RepliedPair(first: reply, second: .replied(answer))
-        case .failure(let error): return RepliedPair(first: reply, second: .failed(unreachable(error)))
+        let replies = try reaching { () throws(ClientError) -> ReplyPair in try transport.send(first, then: second) }
+        switch replies.second {
+        case .replied(let answer): return RepliedPair(first: replies.first, second: .replied(answer))
+        case .failed(let error): return RepliedPair(first: replies.first, second: .failed(unreachable(error)))
         }
     }
 

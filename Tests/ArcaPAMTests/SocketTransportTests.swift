@@ -133,9 +133,8 @@ enum CountingArcadError: Error { case cannotListen(String) }
         let arcad = try CountingArcad()
         defer { arcad.stop() }
         let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
-        let (first, second) = try transport.send(.kdfParameters(uid: 1000), then: request)
-        #expect(first == .kdfParameters(nil))
-        #expect(second == .success(.ok))
+        let replies = try transport.send(.kdfParameters(uid: 1000), then: request)
+        #expect(replies == ReplyPair(first: .kdfParameters(nil), second: .replied(.ok)))
         #expect(arcad.counts.connections == 1)
         #expect(arcad.counts.requests == 2)
         // The second request was in arcad's buffer before the first was answered.
@@ -151,9 +150,8 @@ enum CountingArcadError: Error { case cannotListen(String) }
         let arcad = try CountingArcad(closeAfter: 1)
         defer { arcad.stop() }
         let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
-        let (first, second) = try transport.send(.kdfParameters(uid: 1000), then: request)
-        #expect(first == .kdfParameters(nil))
-        #expect(second == .failure(.connectionClosed))
+        let replies = try transport.send(.kdfParameters(uid: 1000), then: request)
+        #expect(replies == ReplyPair(first: .kdfParameters(nil), second: .failed(.connectionClosed)))
         #expect(arcad.counts.connections == 1)
         #expect(arcad.counts.requests == 1)
         // Not kept: the next request goes on a new connection.
