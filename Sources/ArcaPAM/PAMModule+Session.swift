@@ -25,8 +25,8 @@ extension PAMModule {
                 tty: context.item(.tty), remoteHost: context.item(.remoteHost),
                 remoteUser: context.item(.remoteUser)))
         defer { opening.wipeSecrets() }  // unsent when an unlock or enrollment fails first
-        // The reply to `opening` (or why there is none) when it went with the unlock.
-        var sessionReply = SecondReply.unsent
+        // Whether `opening` went with the unlock, and what became of it.
+        var session = SessionRequest.unsent
         let stash = AuthStash.parse(context.stashed(name: AuthStash.name))
         context.removeStash(name: AuthStash.name)
         // Set when auth derived the key from the copy arcad published (PublishedStash).
@@ -56,7 +56,7 @@ extension PAMModule {
                     }
                     var replies = try send(&unlocking, then: &opening)
                     defer { replies.first.wipeSecrets() }
-                    sessionReply = replies.second
+                    session = .paired(replies.second)
                     if let derived {
                         var again = try derivedAgainIfStale(replies.first, uid: uid, password: derived.password)
                         defer { again.wipeSecrets() }
@@ -86,9 +86,9 @@ extension PAMModule {
         // Left by this handle's own failed unlock, in auth or just above; one use.
         let candidate = CandidateStash.parse(context.stashed(name: CandidateStash.name))
         context.removeStash(name: CandidateStash.name)
-        switch sessionReply {
-        case .replied(let reply): try expectSessionOpened(reply)
-        case .failed(let error): throw error
+        switch session {
+        case .paired(.replied(let reply)): try expectSessionOpened(reply)
+        case .paired(.failed(let error)): throw error  // not sent again: arcad may have opened it
         case .unsent: try expectSessionOpened(try send(&opening))
         }
         guard let serialized = try? SessionStash(uid: uid, token: token).serialized(),
@@ -180,10 +180,18 @@ struct RepliedPair {
 
 /// The reply to the second of two requests sent together, or why there is none.
 enum SecondReply {
-    /// Not sent (open_session sends the session's request on its own).
-    case unsent
     /// arcad's reply.
     case replied(Reply)
     /// No reply: the exchange failed after the first reply.
     case failed(ModuleError)
+}
+
+/// open_session's request for the session: sent on its own (when no unlock went first,
+/// or the unlock went alone), or sent with the unlock. Concrete, not `SecondReply?`: see
+/// ``RepliedPair``.
+private enum SessionRequest {
+    /// Not sent yet.
+    case unsent
+    /// Sent with the unlock (``PAMModule/send(_:then:)``), and what became of it.
+    case paired(SecondReply)
 }
