@@ -116,8 +116,7 @@ public final class ArcadClient {
     /// Throws only when the write or `first`'s reply fails; once `first` is answered its
     /// reply is returned, with `second`'s reply or the error that read met, because arcad
     /// has acted on `first` (an unlock) and the caller must still see and wipe that reply.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
-    {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> ReplyPair {
         let id = nextRequestID
         nextRequestID &+= 2
         requestUnread = false
@@ -140,10 +139,10 @@ public final class ArcadClient {
             throw error
         }
         do {
-            return (firstReply, .success(try receiveReply(to: id &+ 1)))
+            return ReplyPair(first: firstReply, second: .replied(try receiveReply(to: id &+ 1)))
         } catch {
             requestUnread = false  // `first` was carried out: the pair is not unread
-            return (firstReply, .failure(error))
+            return ReplyPair(first: firstReply, second: .failed(error))
         }
     }
 
@@ -208,5 +207,31 @@ public final class ArcadClient {
         case .failure(let e):
             throw .system(call: "read", errno: e)
         }
+    }
+}
+
+/// The replies to two requests sent in one write (``ArcadClient/send(_:then:)``): the
+/// first's, and the second's or the error its read met. A concrete struct and enum, not a
+/// tuple with a `Result`: their generic metadata a fresh login process (pam_arca.so) would
+/// build at run time, by name, with a scan of every protocol conformance for
+/// `ClientError: Error` (bench/pam/callgrind.sh).
+public struct ReplyPair: Sendable, Equatable {
+    /// The reply to the first request.
+    public var first: Reply
+    /// The reply to the second, or why there is none.
+    public var second: Second
+
+    /// What became of the second request.
+    public enum Second: Sendable, Equatable {
+        /// arcad's reply.
+        case replied(Reply)
+        /// The read of its reply failed (the first was answered).
+        case failed(ClientError)
+    }
+
+    /// The two replies.
+    public init(first: Reply, second: Second) {
+        self.first = first
+        self.second = second
     }
 }

@@ -9,7 +9,7 @@ public protocol ArcadTransport {
     /// error; throws only when `first` got no reply. arcad decides `second` after
     /// `first`, but `second` is sent whatever `first`'s reply is. Not retried on a new
     /// connection when arcad closed a kept, idle one: `first` may have been acted on.
-    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
+    func send(_ first: Request, then second: Request) throws(ClientError) -> ReplyPair
     /// Closes the connection kept from an earlier request, if any. The module calls
     /// it before every KDF run.
     func disconnect()
@@ -20,13 +20,12 @@ extension ArcadTransport {
     public func disconnect() {}
 
     /// One request after the other; a failure of `first` sends nothing more.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
-    {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> ReplyPair {
         let reply = try send(first)
         do {
-            return (reply, .success(try send(second)))
+            return ReplyPair(first: reply, second: .replied(try send(second)))
         } catch {
-            return (reply, .failure(error))
+            return ReplyPair(first: reply, second: .failed(error))
         }
     }
 }
@@ -73,8 +72,7 @@ public final class SocketTransport: ArcadTransport {
     /// both replies: one round trip, so arcad's thread and the login process each wake
     /// once instead of twice (a login's unlock and session, bench/pam/timeline.sh).
     /// Never retried on a new connection: `first` may have been acted on.
-    public func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>)
-    {
+    public func send(_ first: Request, then second: Request) throws(ClientError) -> ReplyPair {
         let connection: ArcadClient
         if let kept = client {
             connection = kept
@@ -84,7 +82,7 @@ public final class SocketTransport: ArcadTransport {
         client = nil
         let replies = try connection.send(first, then: second)
         // Kept only when both replies came: after a failed read the stream is out of step.
-        if case .success = replies.1 { client = connection }
+        if case .replied = replies.second { client = connection }
         return replies
     }
 

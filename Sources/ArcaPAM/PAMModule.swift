@@ -249,17 +249,16 @@ public final class PAMModule {
     /// Sends two requests in one round trip (``ArcadTransport/send(_:then:)``) and wipes
     /// their secrets afterwards. Throws when `first` got no reply; otherwise returns it
     /// with `second`'s reply or error, so that the caller acts on `first` (arcad did).
-    func send(_ first: inout Request, then second: inout Request) throws(ModuleError)
-        -> (Reply, Result<Reply, ModuleError>)
-    {
+    func send(_ first: inout Request, then second: inout Request) throws(ModuleError) -> RepliedPair {
         defer {
             first.wipeSecrets()
             second.wipeSecrets()
         }
-        let (reply, secondReply) = try reaching { () throws(ClientError) -> (Reply, Result<Reply, ClientError>) in
-            try transport.send(first, then: second)
+        let replies = try reaching { () throws(ClientError) -> ReplyPair in try transport.send(first, then: second) }
+        switch replies.second {
+        case .replied(let answer): return RepliedPair(first: replies.first, second: .replied(answer))
+        case .failed(let error): return RepliedPair(first: replies.first, second: .failed(unreachable(error)))
         }
-        return (reply, secondReply.mapError { unreachable($0) })
     }
 
     /// Runs `exchange` unless arcad already timed out in this transaction; a timeout

@@ -9,13 +9,24 @@ import ArcaProtocol
 ///
 /// Layout: uid u32, opsLimit u64, memoryLimit u64 (little-endian), salt (16 bytes), then the
 /// password (1 to 4096 bytes).
-struct PublishedStash {
+///
+/// A class, not a struct: open_session holds it as an optional, and an optional struct
+/// holding an array is copied and destroyed through generic metadata that a fresh login
+/// process builds at run time, by name (bench/pam/callgrind.sh); an optional reference is
+/// a pointer.
+final class PublishedStash {
     static let name = "arca:published"
     static let headerLength = 4 + 8 + 8 + ProtocolLimits.saltLength
 
-    var uid: UInt32
-    var parameters: KeyDerivationParameters
-    var password: SecretBytes
+    let uid: UInt32
+    let parameters: KeyDerivationParameters
+    let password: SecretBytes
+
+    init(uid: UInt32, parameters: KeyDerivationParameters, password: SecretBytes) {
+        self.uid = uid
+        self.parameters = parameters
+        self.password = password
+    }
 
     func serialized() throws -> SecretBytes {
         try SecretBytes(count: Self.headerLength + password.count) { out in

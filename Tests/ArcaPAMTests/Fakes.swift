@@ -54,7 +54,7 @@ final class FakeArcad: ArcadTransport {
 
     /// Like the socket: both requests are sent (and recorded) whatever happens to the
     /// first; a failure of the first is thrown, one of the second returned with the first's reply.
-    func send(_ first: Request, then second: Request) throws(ClientError) -> (Reply, Result<Reply, ClientError>) {
+    func send(_ first: Request, then second: Request) throws(ClientError) -> ReplyPair {
         pairs.append(requests.count)
         let reply: Result<Reply, ClientError>
         do {
@@ -62,13 +62,13 @@ final class FakeArcad: ArcadTransport {
         } catch {
             reply = .failure(error)
         }
-        let secondReply: Result<Reply, ClientError>
+        let secondReply: ReplyPair.Second
         do {
-            secondReply = .success(try send(second))
+            secondReply = .replied(try send(second))
         } catch {
-            secondReply = .failure(error)
+            secondReply = .failed(error)
         }
-        return (try reply.get(), secondReply)
+        return ReplyPair(first: try reply.get(), second: secondReply)
     }
 
     func send(_ request: Request) throws(ClientError) -> Reply {

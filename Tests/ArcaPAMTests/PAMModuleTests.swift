@@ -229,6 +229,22 @@ import Testing
         #expect(context.data[CandidateStash.name] == nil)
     }
 
+    /// A failed second reply is thrown, not sent again: arcad may have opened the session.
+    /// (.timedOut cannot tell: the handle then refuses every later request anyway.)
+    @Test func aPairedSessionWhoseReplyIsLostIsNotSentAgain() throws {
+        let context = FakeContext()
+        context.secrets[.authToken] = "pw"
+        let arcad = FakeArcad()
+        arcad.vault = (cheapWire, try key("pw", cheapWire))
+        arcad.failures[.openSession] = .connectionClosed
+        #expect(module(context, arcad).run(.authenticate, flags: 0) == ignore)
+        #expect(module(context, arcad).run(.openSession, flags: 0) == ignore)
+        #expect(arcad.pairs == [1])
+        #expect(arcad.kinds == ["kdfParameters", "loginUnlock", "openSession"])
+        #expect(context.logs == ["info unlocked the vault of alice", "error arcad closed the connection"])
+        #expect(context.data[SessionStash.name] == nil, "no session was opened")
+    }
+
     @Test func aPairedUnlockThatTimesOutStillSendsTheSession() throws {
         let context = FakeContext()
         context.secrets[.authToken] = "pw"

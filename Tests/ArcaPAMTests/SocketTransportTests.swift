@@ -11,7 +11,9 @@ import Testing
 /// arrived together with an earlier one still unanswered; with `closeAfter`, it closes each
 /// connection after that many replies (as arcad does to an idle peer); with
 /// `readsThenCloses`, it then reads one more whole request and closes without a reply (as
-/// an arcad that died mid-request).
+/// an arcad that died mid-request); with `lateSecondReply`, it waits that many
+/// microseconds before each connection's second reply (past the client's timeout), then
+/// sends it.
 // @unchecked: the counts are touched only while `lock` is held; the rest is immutable.
 final class CountingArcad: @unchecked Sendable {
     let path: String
@@ -27,10 +29,12 @@ final class CountingArcad: @unchecked Sendable {
     /// test counted 0 connections while its requests were answered).
     private let acceptLoopEnded = DispatchSemaphore(value: 0)
     private let readsThenCloses: Bool
+    private let lateSecondReply: useconds_t?
 
-    init(closeAfter: Int? = nil, readsThenCloses: Bool = false) throws {
+    init(closeAfter: Int? = nil, readsThenCloses: Bool = false, lateSecondReply: useconds_t? = nil) throws {
         self.closeAfter = closeAfter
         self.readsThenCloses = readsThenCloses
+        self.lateSecondReply = lateSecondReply
         path = FileManager.default.temporaryDirectory.appendingPathComponent("arca-pam-\(UUID().uuidString).sock").path
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()
@@ -96,7 +100,9 @@ final class CountingArcad: @unchecked Sendable {
                 if readsThenCloses, closeAfter == replies { return }
                 let reply: Reply = if case .kdfParameters = decoded.message { .kdfParameters(nil) } else { .ok }
                 guard let frame = try? Frame.encode(reply, requestID: decoded.requestID) else { return }
-                _ = frame.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                if let lateSecondReply, replies == 1 { usleep(lateSecondReply) }
+                // MSG_NOSIGNAL: the client may have closed by now (a late reply); no SIGPIPE.
+                _ = frame.withUnsafeBytes { Glibc.send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 replies += 1
                 continue
             }
@@ -133,9 +139,8 @@ enum CountingArcadError: Error { case cannotListen(String) }
         let arcad = try CountingArcad()
         defer { arcad.stop() }
         let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
-        let (first, second) = try transport.send(.kdfParameters(uid: 1000), then: request)
-        #expect(first == .kdfParameters(nil))
-        #expect(second == .success(.ok))
+        let replies = try transport.send(.kdfParameters(uid: 1000), then: request)
+        #expect(replies == ReplyPair(first: .kdfParameters(nil), second: .replied(.ok)))
         #expect(arcad.counts.connections == 1)
         #expect(arcad.counts.requests == 2)
         // The second request was in arcad's buffer before the first was answered.
@@ -151,14 +156,31 @@ enum CountingArcadError: Error { case cannotListen(String) }
         let arcad = try CountingArcad(closeAfter: 1)
         defer { arcad.stop() }
         let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 2_000)
-        let (first, second) = try transport.send(.kdfParameters(uid: 1000), then: request)
-        #expect(first == .kdfParameters(nil))
-        #expect(second == .failure(.connectionClosed))
+        let replies = try transport.send(.kdfParameters(uid: 1000), then: request)
+        #expect(replies == ReplyPair(first: .kdfParameters(nil), second: .failed(.connectionClosed)))
         #expect(arcad.counts.connections == 1)
         #expect(arcad.counts.requests == 1)
-        // Not kept: the next request goes on a new connection.
+        // Answered on a new connection; arcad closed the first, so this holds whether or not
+        // the transport kept it (that it does not: pairDropsTheConnectionWhenTheSecondReplyIsLate).
         #expect(try transport.send(request) == .ok)
         #expect(arcad.counts.connections == 2)
+    }
+
+    @Test("a pair whose second reply comes late: timed out, and its connection not kept (the late reply is stale)")
+    func pairDropsTheConnectionWhenTheSecondReplyIsLate() throws {
+        let arcad = try CountingArcad(lateSecondReply: 600_000)
+        defer { arcad.stop() }
+        let transport = SocketTransport(path: arcad.path, timeoutMilliseconds: 200)
+        let replies = try transport.send(.kdfParameters(uid: 1000), then: request)
+        #expect(replies == ReplyPair(first: .kdfParameters(nil), second: .failed(.timedOut)))
+        #expect(arcad.counts.connections == 1)
+        #expect(arcad.counts.requests == 2)
+        usleep(600_000)  // the late reply is on the first connection by now, still open on a kept one
+        // Not kept: the next request goes on a new connection, and gets its own reply. (A kept
+        // connection would read the late reply first: malformedReply, "request id".)
+        #expect(try transport.send(request) == .ok)
+        #expect(arcad.counts.connections == 2)
+        #expect(arcad.counts.requests == 3)
     }
 
     @Test("disconnect (before a KDF run): the next request connects anew")
