@@ -20,7 +20,8 @@ let staticFoundationExecutable: [LinkerSetting] =
 /// localizes in .dynsym (as LOCAL entries); lld drops them.
 /// Login cost (bench/pam, a fresh process's dlopen): libstdc++ is linked from GCC's
 /// archive (pam/link/libstdc++.so says how), so loading the module does not load
-/// and relocate libstdc++.so.6; relative relocations are packed (DT_RELR, glibc 2.36).
+/// and relocate libstdc++.so.6; relative relocations are packed (DT_RELR, glibc 2.36);
+/// the functions a login runs come first in .text (pam/pam_arca.order, from bench/pam/order.sh).
 let pamModuleLinkage: [LinkerSetting] = [
     .unsafeFlags([
         "-static-stdlib", "-use-ld=lld", "-L\(Context.packageDirectory)/pam/link",

@@ -15,7 +15,8 @@
 # lld is told --no-warn-symbol-ordering.
 #
 #   bash bench/pam/order.sh     (after swift build -c release; then rebuild, and compare with
-#                                bench/pam/faults.sh OLD.so NEW.so)
+#                                bench/pam/paired.sh: faults per step, old module vs new)
+#   KEEP=DIR keeps the profiles (callgrind.out.N, one per step end; linkage names).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ "$(id -u)" -eq 0 ] || { echo "bench/pam/order.sh: must run as root" >&2; exit 1; }
@@ -31,7 +32,7 @@ wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 user=arca-order-$$
 arcad_pid=""
 stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi; }
-# shellcheck source=../../Tests/integration/lib-arcad.bash
+# shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
 cleanup() {
     stop "$arcad_pid"
@@ -46,7 +47,7 @@ work=$(mktemp -d /tmp/arca-order.XXXXXX)
 trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc" "$work/out"
-# shellcheck source=lib-check.bash
+# shellcheck source=SCRIPTDIR/lib-check.bash
 . bench/pam/lib-check.bash # compile_fresh, check_arcad_log
 compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
