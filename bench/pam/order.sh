@@ -14,8 +14,10 @@
 # is another object anyway). A stale entry (a function renamed since) only costs its place:
 # lld is told --no-warn-symbol-ordering.
 #
-#   bash bench/pam/order.sh     (after swift build -c release; then rebuild, and compare with
+#   bash bench/pam/order.sh     (after swift build -c release; then relink and compare with
 #                                bench/pam/paired.sh: faults per step, old module vs new)
+# SwiftPM does not know the module depends on the ordering file: after regenerating it, remove
+# .build/*/libpam_arca.so so that the next build links it again.
 #   KEEP=DIR keeps the profiles (callgrind.out.N, one per step end; linkage names).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
