@@ -67,5 +67,25 @@ check "arca gets its arguments without the grabber" sh -c \
 strace -f -e trace=openat -o "$traces/arca" "$build/arca" version >/dev/null 2>&1
 check "strace saw arca run to its exit" sh -c "grep -q '+++ exited with 0 +++' '$traces/arca'"
 check "arca does not read /proc/self/maps" sh -c "! grep -q /proc/self/maps '$traces/arca'"
+# The functions a login runs (pam/pam_arca.order, bench/pam/order.sh) are laid out together:
+# each 64 KiB of code they touch is a first-touch page fault in a fresh login process (the
+# kernel maps file pages around a fault 64 KiB at a time). 20 windows when the order was
+# written; 38 without it (the runtime's C++ objects and libswiftCore's Swift.o have one .text
+# each, which lld can only move whole).
+order=$(dirname "$0")/../../pam/pam_arca.order
+check "pam_arca.so's login functions lie on at most 24 64-KiB windows of code" python3 -c "
+import subprocess, sys
+want = {l.strip() for l in open('$order') if l.strip() and not l.startswith('#')}
+windows, found = set(), set()
+for line in subprocess.run(['nm', '-S', '--defined-only', '$build/libpam_arca.so'],
+                           capture_output=True, text=True, check=True).stdout.splitlines():
+    f = line.split()
+    if len(f) == 4 and f[3] in want and f[2] in 'tTwW':
+        start, size = int(f[0], 16), max(int(f[1], 16), 1)
+        found.add(f[3])
+        windows.update(range(start >> 16, ((start + size - 1) >> 16) + 1))
+print(f'{len(found)} of {len(want)} functions found on {len(windows)} windows')
+sys.exit(0 if len(want) >= 100 and len(found) >= 0.9 * len(want) and len(windows) <= 24 else 1)
+"
 echo "static-binaries: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -20,6 +20,9 @@
  *         cpu_start .. cpu_end            this process's CPU time (user + system, all threads)
  *                                          per step, crypto_pwhash's own CPU excluded: wall
  *                                          minus CPU is the time the step waited (on arcad);
+ *         flt_start .. flt_end            this process's minor page faults per step (getrusage),
+ *                                          those inside crypto_pwhash excluded: first touches of
+ *                                          the module's pages (code, data, relocations) above all;
  *         alone, alone_cpu                with OPS and MEMORY: the wall and CPU time of one
  *                                          Argon2id alone (OPS passes, MEMORY bytes) after pam_end,
  *                                          libsodium loaded then: a cross-check of kdf and kdf_cpu
@@ -52,6 +55,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +64,7 @@ static const char *const STEPS[] = {"start", "auth", "open", "close", "end", "do
 static int marks;
 static int step = -1;                                /* the PAM step running, -1 outside one */
 static double kdf_wall[STEP_COUNT], kdf_cpu[STEP_COUNT]; /* inside crypto_pwhash, per step */
+static double kdf_flt[STEP_COUNT];                   /* minor page faults inside crypto_pwhash */
 static int kdf_calls, kdf_outside;
 
 static double now_us(void) {
@@ -72,6 +77,13 @@ static double cpu_us(void) {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* This process's minor page faults so far (all threads): a count the machine's load does not change. */
+static double minflt(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_minflt;
 }
 
 typedef int pwhash_fn(unsigned char *out, unsigned long long outlen, const char *passwd,
@@ -96,17 +108,18 @@ static pwhash_fn *real_pwhash(const void *caller) {
 int crypto_pwhash(unsigned char *const out, unsigned long long outlen, const char *const passwd,
                   unsigned long long passwdlen, const unsigned char *const salt, unsigned long long opslimit,
                   size_t memlimit, int alg) {
-    double w0 = now_us(), c0 = cpu_us();
+    double w0 = now_us(), c0 = cpu_us(), f0 = minflt();
     pwhash_fn *real = real_pwhash(__builtin_return_address(0));
     if (real == NULL) {
         fprintf(stderr, "fresh: crypto_pwhash called, but the caller's own one cannot be found\n");
         _exit(5);
     }
     int result = real(out, outlen, passwd, passwdlen, salt, opslimit, memlimit, alg);
-    double c1 = cpu_us(), w1 = now_us();
+    double f1 = minflt(), c1 = cpu_us(), w1 = now_us();
     if (step >= 0) {
         kdf_wall[step] += w1 - w0;
         kdf_cpu[step] += c1 - c0;
+        kdf_flt[step] += f1 - f0;
         kdf_calls++;
     } else {
         kdf_outside++;
@@ -171,12 +184,13 @@ int main(int argc, char **argv) {
         struct pam_conv conversation = {no_conversation, NULL};
         pam_handle_t *handle = NULL;
         marks = getenv("FRESH_MARKS") != NULL;
-        double wall[STEP_COUNT + 1], cpu[STEP_COUNT + 1];
+        double wall[STEP_COUNT + 1], cpu[STEP_COUNT + 1], flt[STEP_COUNT + 1];
         int r[STEP_COUNT] = {PAM_SUCCESS, PAM_SUCCESS, PAM_SUCCESS, PAM_SUCCESS, PAM_SUCCESS};
         for (step = START; step <= END; step++) {
             mark(step);
             wall[step] = now_us();
             cpu[step] = cpu_us();
+            flt[step] = minflt();
             switch (step) {
             case START: r[step] = pam_start(argv[2], argv[3], &conversation, &handle); break;
             case AUTH: r[step] = pam_authenticate(handle, 0); break;
@@ -188,6 +202,7 @@ int main(int argc, char **argv) {
         }
         wall[STEP_COUNT] = now_us();
         cpu[STEP_COUNT] = cpu_us();
+        flt[STEP_COUNT] = minflt();
         step = -1;
         mark(STEP_COUNT);
         if (r[AUTH] != PAM_SUCCESS || r[OPEN] != PAM_SUCCESS || r[CLOSE] != PAM_SUCCESS) {
@@ -216,7 +231,9 @@ int main(int argc, char **argv) {
         for (int i = START; i <= END; i++) printf(" kdf_%s %.0f", STEPS[i], kdf_wall[i]);
         printf(" kdf %.0f kdf_cpu %.0f calls %d", kdf, kdf_cpu_all, kdf_calls);
         for (int i = START; i <= END; i++) printf(" cpu_%s %.0f", STEPS[i], cpu[i + 1] - cpu[i] - kdf_cpu[i]);
-        printf(" alone %.0f alone_cpu %.0f\n", alone, alone_cpu);
+        printf(" alone %.0f alone_cpu %.0f", alone, alone_cpu);
+        for (int i = START; i <= END; i++) printf(" flt_%s %.0f", STEPS[i], flt[i + 1] - flt[i] - kdf_flt[i]);
+        printf("\n");
         return 0;
     }
     fprintf(stderr, "usage: fresh dlopen MODULE | fresh txn SERVICE USER KDFS [OPS MEMORY]\n");

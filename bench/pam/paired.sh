@@ -6,8 +6,8 @@
 # its own throwaway user, and logins go through each build's own pam_arca.so. Root.
 #   bash bench/pam/paired.sh /work/main/.build/release .build/release     (ROUNDS=41)
 # Prints, per build, the median and p10..p90 of each PAM step's wall time and of the login
-# process's CPU time in it (µs; the time inside crypto_pwhash, which fresh-c catches, taken out
-# of each, exactly), the KDF caught and its calls, and the median of the per-round differences
+# process's CPU time and minor page faults in it (µs; the time and faults inside crypto_pwhash,
+# which fresh-c catches, taken out of each, exactly), the KDF caught and its calls, and the median of the per-round differences
 # B - A (rounds paired by number). Stops with an error when fresh-c fails (a pam_arca login in
 # which it did not catch exactly one crypto_pwhash is a failure) or arcad's log does not show one unlock and
 # one session per login.
@@ -82,7 +82,7 @@ login() { # NAME → fresh.c's "key value" pairs (µs); fails loudly if fresh-c 
         "$work/fresh-c" txn "${1,,}" "$(cat "$work/$1/user")" 1 2>"$work/$1/fresh.err") || {
         echo "paired: fresh-c failed on $1:" >&2; cat "$work/$1/fresh.err" >&2; return 1
     }
-    [ "$(wc -w <<<"$row")" -eq 42 ] || { echo "paired: short row from $1: '$row'" >&2; return 1; }
+    [ "$(wc -w <<<"$row")" -eq 52 ] || { echo "paired: short row from $1: '$row'" >&2; return 1; }
     echo "$row"
 }
 declare -A expected=([A]=0 [B]=0)
@@ -107,20 +107,21 @@ import statistics, sys
 by_round = {"A": {}, "B": {}}
 for line in open(sys.argv[1]):
     p = line.split()
-    assert len(p) == 44, f"bad row: {line!r}"
+    assert len(p) == 54, f"bad row: {line!r}"
     by_round[p[0]][int(p[1])] = {k: int(v) for k, v in zip(p[2::2], p[3::2])}
 assert by_round["A"].keys() == by_round["B"].keys(), "rounds missing on one side"
 rounds = sorted(by_round["A"])
 rows = {n: [by_round[n][r] for r in rounds] for n in ("A", "B")}
 # Steps with the KDF taken out (fresh-c catches crypto_pwhash), then the KDF itself.
 keys = ["start", "auth", "open", "close", "end", "txn", "cpu_start", "cpu_auth", "cpu_open", "cpu_close",
-        "cpu_end", "kdf", "kdf_cpu", "calls"]
+        "cpu_end", "flt_start", "flt_auth", "flt_open", "flt_close", "flt_end", "kdf", "kdf_cpu", "calls"]
 names = ["pam_start", "auth", "open_session", "close_session", "pam_end", "txn", "CPU pam_start", "CPU auth",
-         "CPU open", "CPU close", "CPU pam_end", "KDF caught", "KDF CPU", "KDF calls"]
+         "CPU open", "CPU close", "CPU pam_end", "faults start", "faults auth", "faults open", "faults close",
+         "faults end", "KDF caught", "KDF CPU", "KDF calls"]
 def q(v, f):
     v = sorted(v)
     return v[min(len(v) - 1, int(f * len(v)))]
-print(f"{len(rows['A'])} rounds; µs: median [p10..p90]")
+print(f"{len(rows['A'])} rounds; µs (faults: minor page faults, a count): median [p10..p90]")
 print(f"  {'step':<14}{'A':>26}{'B':>26}{'B-A (median of pairs)':>26}")
 for k, n in zip(keys, names):
     a = [r[k] for r in rows["A"]]

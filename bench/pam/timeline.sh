@@ -85,7 +85,7 @@ login() { # SERVICE → fresh.c's "key value" pairs (µs)
         "$work/fresh-c" txn "$1" "$user" "$(kdfs "$1")" 2>"$work/fresh.err") || {
         echo "timeline: fresh-c failed ($1):" >&2; cat "$work/fresh.err" >&2; return 1
     }
-    [ "$(wc -w <<<"$row")" -eq 42 ] || { echo "timeline: short row ($1): '$row'" >&2; return 1; }
+    [ "$(wc -w <<<"$row")" -eq 52 ] || { echo "timeline: short row ($1): '$row'" >&2; return 1; }
     echo "$row"
 }
 logins=0
