@@ -16,10 +16,20 @@ struct AcceptFailures {
     /// Counts `error` and returns how long to pause before accepting again (µs).
     mutating func failed(_ error: SystemError) -> UInt32 {
         count += 1
-        if count == 1 { Log.warning("\(error); accepting again with pauses of up to 1 s while it fails") }
-        if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { return Self.descriptorPause }
+        if count == 1 { Log.warning(Self.warning(for: error)) }
+        if Self.outOfDescriptors(error) { return Self.descriptorPause }
         let doublings = UInt32(min(count - 1, 7))
         return min(Self.firstPause << doublings, Self.longestPause)
+    }
+
+    /// The line logged for the first failure of a run, with the pauses that follow it.
+    static func warning(for error: SystemError) -> String {
+        let pauses = outOfDescriptors(error) ? "of 100 ms" : "of up to 1 s"
+        return "\(error); accepting again with pauses \(pauses) while it fails"
+    }
+
+    private static func outOfDescriptors(_ error: SystemError) -> Bool {
+        error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles
     }
 
     /// An accept succeeded: the run, if any, is over.

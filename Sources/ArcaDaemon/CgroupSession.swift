@@ -2,9 +2,10 @@ import ArcaSystem
 import Synchronization
 
 /// The logind session of a process, read from its cgroup as libsystemd's
-/// `sd_pid_get_session` reads it, with one plain read of `/proc/PID/cgroup` (libsystemd
-/// also reads `/proc/1/cgroup` through stdio on every call, probing each file for a
-/// terminal, and `statfs`es `/sys/fs/cgroup`).
+/// `sd_pid_get_session` reads it, with one plain read of `/proc/PID/cgroup`. libsystemd
+/// also reads `/proc/1/cgroup` on every call, both files through stdio (which probes each
+/// for a terminal); PID 1's root is read once here. Both cache the layout (`statfs` of
+/// `/sys/fs/cgroup`), libsystemd per thread.
 ///
 /// The steps are systemd's (`cg_unified_cached`, `cg_pid_get_path`, `cg_shift_path`,
 /// `cg_path_get_session`): the path in the hierarchy systemd tracks units in (the unified
@@ -64,7 +65,10 @@ enum CgroupSession {
                 unified
                 ? fields[0].elementsEqual("0".utf8) && fields[1].isEmpty
                 : fields[1].split(separator: UInt8(ascii: ",")).contains { $0.elementsEqual("name=systemd".utf8) }
-            if found { return String(decoding: fields[2], as: UTF8.self) }
+            guard found else { continue }
+            // A zombie's path ends in " (deleted)", which systemd strips.
+            let path = String(decoding: fields[2], as: UTF8.self)
+            return path.hasSuffix(" (deleted)") ? String(path.dropLast(" (deleted)".count)) : path
         }
         return nil
     }
@@ -94,7 +98,8 @@ enum CgroupSession {
         while let first = parts.first, isSlice(first) { parts = parts.dropFirst() }
         guard var unit = parts.first, unit.count >= 3 else { return nil }
         if unit.hasPrefix("_") { unit = unit.dropFirst() }  // systemd's cgroup escaping
-        guard unit.hasPrefix("session-"), unit.hasSuffix(".scope") else { return nil }
+        // A unit name is at most 255 bytes (UNIT_NAME_MAX - 1): a longer one is no session.
+        guard unit.hasPrefix("session-"), unit.hasSuffix(".scope"), unit.utf8.count <= 255 else { return nil }
         let id = unit.dropFirst("session-".count).dropLast(".scope".count)
         guard !id.isEmpty, id.utf8.allSatisfy({ isLetterOrDigit($0) }) else { return nil }
         return String(id)

@@ -28,8 +28,16 @@ extension Daemon {
             return ProcessHandle.adopting(pidfd: pidfd, pid: peer.pid)
         case .failure(.noSuchProcess), .failure(.invalidArgument):
             return ProcessHandle.gone(pid: peer.pid)  // the opener has exited and been reaped
-        case .failure, nil:
+        case .failure(.noProtocolOption), nil:
             // No SO_PEERPIDFD (the start time was read on accept), or no socket (in process).
+            return ProcessHandle.open(pid: peer.pid, startTime: peer.startTime)
+        case .failure(let error):
+            // EMFILE, ENOMEM: with no start time read on accept, a bare pid could name
+            // another process by now; the session ends at the next reap instead.
+            guard peer.startTime != nil else {
+                Log.warning("uid \(peer.uid): getsockopt(SO_PEERPIDFD): \(error); the session ends at the next reap")
+                return ProcessHandle.gone(pid: peer.pid)
+            }
             return ProcessHandle.open(pid: peer.pid, startTime: peer.startTime)
         }
     }

@@ -40,8 +40,6 @@ public final class Server: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let workers = ConnectionWorkers()
     private let connectionNumbers = Atomic<UInt64>(1)
-    /// accept(2) calls made so far (tests: an idle or failing listener is not spun on).
-    private let acceptCalls = Atomic<Int>(0)
     /// The current run of failed accept(2) calls (AcceptFailures).
     private let acceptFailures = Mutex(AcceptFailures())
     /// Where `run()` waits for `stop()`.
@@ -123,13 +121,9 @@ public final class Server: Sendable {
         let peer: PeerCredentials
     }
 
-    /// accept(2) calls made so far.
-    var acceptsTried: Int { acceptCalls.load(ordering: .relaxed) }
-
     /// One `accept(2)` on the listener, and the admission of what it returned.
     private func acceptOne() -> AcceptEvent<Admitted> {
         let client: Int32
-        acceptCalls.add(1, ordering: .relaxed)
         do {
             client = try SocketSystem.accept(listener, nonBlocking: true)
         } catch {

@@ -97,8 +97,6 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let noProtocolOption = Errno(rawValue: ENOPROTOOPT)
     /// `ECONNABORTED`: a connection was aborted before it was accepted.
     public static let connectionAborted = Errno(rawValue: ECONNABORTED)
-    /// `ENOTSOCK`: the descriptor is not a socket.
-    public static let notASocket = Errno(rawValue: ENOTSOCK)
 }
 
 extension Errno: CustomStringConvertible {

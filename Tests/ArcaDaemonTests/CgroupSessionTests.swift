@@ -36,6 +36,10 @@ import Testing
         #expect(path("4:memory:/x\n", unified: true) == nil)
         #expect(path("4:memory:/x\n", unified: false) == nil)
         #expect(path("", unified: true) == nil)
+        // A zombie's path: systemd strips the suffix, in either layout.
+        #expect(path("0::/user.slice/session-3.scope (deleted)\n", unified: true) == "/user.slice/session-3.scope")
+        #expect(path("1:name=systemd:/session-c2.scope (deleted)\n", unified: false) == "/session-c2.scope")
+        #expect(path("0::/a (deleted) b\n", unified: true) == "/a (deleted) b")
     }
 
     @Test("the first unit past the leading slices must be session-ID.scope, ID letters and digits")
@@ -53,6 +57,11 @@ import Testing
         #expect(CgroupSession.session(inPath: "") == nil)
         // A slice-like component that is no valid unit name stops the skipping.
         #expect(CgroupSession.session(inPath: "/bad name.slice/session-3.scope") == nil)
+        // A unit name is at most 255 bytes: "session-" + ID + ".scope".
+        let longest = String(repeating: "7", count: 255 - "session-.scope".count)
+        #expect(CgroupSession.session(inPath: "/user.slice/session-\(longest).scope") == longest)
+        #expect(CgroupSession.session(inPath: "/user.slice/_session-\(longest).scope") == longest)
+        #expect(CgroupSession.session(inPath: "/user.slice/session-\(longest)7.scope") == nil)
     }
 
     @Test("paths are taken relative to the root PID 1 lies in (a container without a cgroup namespace)")
@@ -85,21 +94,5 @@ import Testing
         for pid in [getpid(), 1, getppid(), 4_000_000] {
             #expect(CgroupSession.session(of: pid) == libsystemd(pid), "pid \(pid)")
         }
-    }
-}
-
-/// The pauses between failed accept(2) calls.
-@Suite struct AcceptFailuresTests {
-    @Test("EINVAL-like failures pause 10 ms doubling to 1 s; out of descriptors 100 ms; a success ends the run")
-    func pauses() {
-        var failures = AcceptFailures()
-        let invalid = SystemError(call: "accept", errno: .invalidArgument)
-        let pauses = (0..<10).map { _ in failures.failed(invalid) }
-        #expect(pauses == [10_000, 20_000, 40_000, 80_000, 160_000, 320_000, 640_000, 1_000_000, 1_000_000, 1_000_000])
-        #expect(failures.count == 10)
-        #expect(failures.failed(SystemError(call: "accept", errno: .tooManyOpenFilesInProcess)) == 100_000)
-        failures.succeeded()
-        #expect(failures.count == 0)
-        #expect(failures.failed(invalid) == 10_000)
     }
 }

@@ -77,24 +77,71 @@ struct PeerSocketAttackTests {
         defer { connection.close() }
         let kernel = try UnixSocket.peer(connection)
         #expect(kernel.pid == opener)
+        // Whether this kernel has SO_PEERPIDFD (Linux 6.5); any other failure fails the test.
+        let hasPeerPidfd: Bool
+        switch Result(catching: { () throws(Errno) in try UnixSocket.peerProcess(connection) }) {
+        case .success(let pidfd):
+            pidfd.close()
+            hasPeerPidfd = true
+        case .failure(.noProtocolOption): hasPeerPidfd = false
+        case .failure(let error): throw error
+        }
+        // Asking the socket records the kernel's answer process-wide: put it back afterwards.
+        let support = PeerSocket.pidfdSupport.load(ordering: .relaxed)
+        defer { PeerSocket.pidfdSupport.store(support, ordering: .relaxed) }
 
         // The old binding, a start time read at accept, names the impostor: its session stays.
-        let byStartTime = PeerCredentials(
-            pid: kernel.pid, uid: 0, gid: 0, startTime: ProcessHandle.startTime(of: kernel.pid))
+        let startTime = ProcessHandle.startTime(of: kernel.pid)
+        let byStartTime = PeerCredentials(pid: kernel.pid, uid: 0, gid: 0, startTime: startTime)
         #expect(open(t, uid: uid, token: 1, peer: byStartTime) == .ok)
-        // What the server passes now: the connection, asked for the peer's pidfd.
-        var bySocket = PeerCredentials(pid: kernel.pid, uid: kernel.uid, gid: kernel.gid)
+        // What the server passes now: the connection, asked for the peer's pidfd (and, on a
+        // kernel without SO_PEERPIDFD, the start time it read at accept).
+        var bySocket = PeerCredentials(
+            pid: kernel.pid, uid: kernel.uid, gid: kernel.gid, startTime: hasPeerPidfd ? nil : startTime)
         bySocket.socket = PeerSocket(fd: connection.rawValue)
+        defer { bySocket.socket?.end() }
         #expect(open(t, uid: uid, token: 2, peer: bySocket) == .ok)
         #expect(sessionCount(t, uid) == 2)
         t.daemon.reapSessions()
-        // Only the session bound through the socket ended; the start-time one was fooled.
-        #expect(sessionCount(t, uid) == 1)
-        #expect(t.send(.closeSession(uid: uid, token: [2]), as: 0) == .ok)
-        #expect(sessionCount(t, uid) == 1)
+        if hasPeerPidfd {
+            // Only the session bound through the socket ended; the start-time one was fooled.
+            #expect(sessionCount(t, uid) == 1)
+            #expect(t.send(.closeSession(uid: uid, token: [2]), as: 0) == .ok)
+            #expect(sessionCount(t, uid) == 1)
+        } else {
+            // The documented fallback: both are bound by the start time, and both are fooled.
+            print("PeerSocketAttackTests: this kernel has no SO_PEERPIDFD (Linux < 6.5); the attack wins here")
+            #expect(sessionCount(t, uid) == 2)
+            #expect(t.send(.closeSession(uid: uid, token: [2]), as: 0) == .ok)
+            #expect(sessionCount(t, uid) == 1)
+        }
         #expect(t.send(.closeSession(uid: uid, token: [1]), as: 0) == .ok)
         #expect(sessionCount(t, uid) == 0)
-        bySocket.socket?.end()
+    }
+
+    @Test("a socket that gives no pidfd (not ENOPROTOOPT) and no start time read at accept: no bare-pid binding")
+    func noPidfdNoStartTime() throws {
+        let t = try TestDaemon()
+        defer { t.cleanUp() }
+        let uid: UInt32 = 60_063
+        #expect(t.send(.enroll(uid: uid, key: try derivedKey("pw"), parameters: testParameters), as: 0) == .ok)
+        let ends = try FileDescriptor.socketPairForTests()
+        defer {
+            ends.0.close()
+            ends.1.close()
+        }
+        // A live pid (this process) with no start time: trusting it, the session would last
+        // as long as whatever process holds the pid. An ended socket fails with EBADF.
+        var peer = PeerCredentials(pid: getpid(), uid: 0, gid: 0)
+        peer.socket = PeerSocket(fd: ends.0.rawValue)
+        peer.socket?.end()
+        var failure: Errno?
+        if case .failure(let error) = peer.socket?.process() { failure = error }
+        #expect(failure == .badFileDescriptor)
+        #expect(open(t, uid: uid, token: 1, peer: peer) == .ok)
+        #expect(sessionCount(t, uid) == 1)
+        t.daemon.reapSessions()
+        #expect(sessionCount(t, uid) == 0)
     }
 
     @Test("attack: a non-root peer on a socket may not open or close a session, nor read its groups after it ends")

@@ -22,8 +22,9 @@ final class PeerSocket: Sendable {
     private let state: Mutex<State>
 
     /// Whether the kernel has `SO_PEERPIDFD` (Linux 6.5): 0 not known yet, 1 yes, -1 no.
-    /// Until it is known to, the server reads a root peer's start time on accept.
-    private static let pidfdSupport = Atomic<Int8>(0)
+    /// Until it is known to, the server reads a root peer's start time on accept. Internal
+    /// so that tests which ask a socket for a pidfd can restore it.
+    static let pidfdSupport = Atomic<Int8>(0)
 
     init(fd: Int32) { state = Mutex(State(fd: fd, groups: nil)) }
 
