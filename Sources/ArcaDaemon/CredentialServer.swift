@@ -35,7 +35,7 @@ public final class CredentialServer: Sendable {
         do {
             try Threads.detach { [self] in
                 while true {
-                    guard let client = try? SocketSystem.accept(listener) else {
+                    guard let client = try? SocketSystem.accept(listener, nonBlocking: false) else {
                         usleep(100_000)
                         continue
                     }

@@ -1,3 +1,5 @@
+import ArcaSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -20,7 +22,24 @@ extension Daemon {
             Log.info("uid \(peer.uid): a session opener with no pid here (another pid namespace): not bound")
             return nil
         }
-        return ProcessHandle.open(pid: peer.pid, startTime: peer.startTime)
+        switch peer.socket?.process() {
+        case .success(let pidfd):
+            // The kernel's record of the process that connected: no pid to be reused.
+            return ProcessHandle.adopting(pidfd: pidfd, pid: peer.pid)
+        case .failure(.noSuchProcess), .failure(.invalidArgument):
+            return ProcessHandle.gone(pid: peer.pid)  // the opener has exited and been reaped
+        case .failure(.noProtocolOption), nil:
+            // No SO_PEERPIDFD (the start time was read on accept), or no socket (in process).
+            return ProcessHandle.open(pid: peer.pid, startTime: peer.startTime)
+        case .failure(let error):
+            // EMFILE, ENOMEM: with no start time read on accept, a bare pid could name
+            // another process by now; the session ends at the next reap instead.
+            guard peer.startTime != nil else {
+                Log.warning("uid \(peer.uid): getsockopt(SO_PEERPIDFD): \(error); the session ends at the next reap")
+                return ProcessHandle.gone(pid: peer.pid)
+            }
+            return ProcessHandle.open(pid: peer.pid, startTime: peer.startTime)
+        }
     }
 
     /// Closes every session whose opener has exited, with the usual lock effects

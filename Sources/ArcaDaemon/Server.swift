@@ -40,6 +40,8 @@ public final class Server: Sendable {
     private let stopping = Atomic<Bool>(false)
     private let workers = ConnectionWorkers()
     private let connectionNumbers = Atomic<UInt64>(1)
+    /// The current run of failed accept(2) calls (AcceptFailures).
+    private let acceptFailures = Mutex(AcceptFailures())
     /// Where `run()` waits for `stop()`.
     private let stopped = Condition()
     /// How long a connection thread waits in `accept` before it exits (the last one stays).
@@ -49,11 +51,8 @@ public final class Server: Sendable {
 
     /// Listens at `path` (mode 0666: `SO_PEERCRED` decides), creating its directory
     /// (0755) if needed; or adopts a socket passed by systemd (`LISTEN_FDS`).
-    public init(config: DaemonConfig, handler: any RequestHandling) throws {
-        self.handler = handler
-        timeoutMilliseconds = config.clientTimeoutMilliseconds
-        maxConnectionsPerUID = config.maxConnectionsPerUID
-        maxConnections = config.maxConnections
+    public convenience init(config: DaemonConfig, handler: any RequestHandling) throws {
+        let listener: Int32
         if let inherited = Self.systemdSocket() {
             listener = inherited
             Log.info("using the socket passed by systemd")
@@ -62,6 +61,19 @@ public final class Server: Sendable {
             listener = try SocketSystem.listen(path: config.socketPath, mode: 0o666)
             Log.info("listening on \(config.socketPath)")
         }
+        try self.init(listener: listener, config: config, handler: handler)
+    }
+
+    /// Serves on `listener`, a listening socket arcad made or a launcher passed.
+    init(listener: Int32, config: DaemonConfig, handler: any RequestHandling) throws {
+        self.listener = listener
+        self.handler = handler
+        timeoutMilliseconds = config.clientTimeoutMilliseconds
+        maxConnectionsPerUID = config.maxConnectionsPerUID
+        maxConnections = config.maxConnections
+        // A launcher may pass the socket non-blocking; then accept(2) would return at once
+        // instead of waiting out the idle time, and the last accepting thread would spin.
+        if try SocketSystem.setBlocking(listener) { Log.notice("the listening socket was non-blocking: made blocking") }
         // accept(2) honours the listener's receive timeout: how idle connection threads leave.
         try SocketSystem.setTimeouts(listener, milliseconds: Self.idleSeconds * 1000)
     }
@@ -97,6 +109,7 @@ public final class Server: Sendable {
         func serve(_ connection: Admitted) { server.serve(connection) }
         func refuse(_ connection: Admitted, because error: any Error) {
             Log.error("cannot start a connection thread: \(error)")
+            connection.peer.socket?.end()
             close(connection.fd)
             server.release(connection.peer)
         }
@@ -112,15 +125,20 @@ public final class Server: Sendable {
     private func acceptOne() -> AcceptEvent<Admitted> {
         let client: Int32
         do {
-            client = try SocketSystem.accept(listener)
+            client = try SocketSystem.accept(listener, nonBlocking: true)
         } catch {
             if stopping.load(ordering: .relaxed) { return .stopped }
-            // The listener's receive timeout: no connection within the idle time.
-            if error.errno == .wouldBlock { return .idle }
-            Log.warning("accept: \(error)")
-            if error.errno == .tooManyOpenFilesInProcess || error.errno == .tooManyOpenFiles { usleep(100_000) }
-            return .nothing
+            switch error.errno {
+            case .wouldBlock: return .idle  // the listener's receive timeout: nothing within the idle time
+            case .connectionAborted: return .nothing  // that client gave up; the next may not
+            default:
+                // Up to maxIdle + 1 threads accept: without a pause each would retry at once.
+                let pause = acceptFailures.withLock { $0.failed(error) }
+                usleep(pause)
+                return .nothing
+            }
         }
+        acceptFailures.withLock { $0.succeeded() }
         // accept(2) after shutdown(2) still hands out connections that were queued:
         // a stopped server serves nothing more.
         if stopping.load(ordering: .relaxed) {
@@ -137,10 +155,11 @@ public final class Server: Sendable {
         var peer: PeerCredentials
         do {
             peer = try SocketSystem.peerCredentials(fd)
-            try SocketSystem.setNonBlocking(fd)
-            // Only root (the login stack) opens sessions, and a session is bound to
-            // the process that opened it: remember which process connected.
-            if peer.isRoot { peer.startTime = ProcessHandle.startTime(of: peer.pid) }
+            // Only root (the login stack) opens sessions, and a session is bound to the
+            // process that opened it: SO_PEERPIDFD names that process when the session opens;
+            // a kernel without it leaves the start time read now, before the pid can be reused.
+            if peer.isRoot && PeerSocket.mayLackPeerPidfd { peer.startTime = ProcessHandle.startTime(of: peer.pid) }
+            peer.socket = PeerSocket(fd: fd)
             peer.connection = connectionNumbers.wrappingAdd(1, ordering: .relaxed).oldValue
         } catch {
             Log.warning("connection refused: \(error)")
@@ -168,6 +187,7 @@ public final class Server: Sendable {
     /// Converses on an admitted connection, then closes it and releases its count.
     private func serve(_ connection: Admitted) {
         converse(connection.fd, peer: connection.peer)
+        connection.peer.socket?.end()
         close(connection.fd)
         handler.connectionClosed(connection.peer)
         release(connection.peer)

@@ -95,6 +95,10 @@ public struct Errno: RawRepresentable, Error, Hashable, Sendable {
     public static let keyRejected = Errno(rawValue: EKEYREJECTED)
     /// Message too long: a payload larger than the buffer or the type allows (`EMSGSIZE`).
     public static let messageTooLong = Errno(rawValue: EMSGSIZE)
+    /// `ENOPROTOOPT`: the kernel does not know the socket option.
+    public static let noProtocolOption = Errno(rawValue: ENOPROTOOPT)
+    /// `ECONNABORTED`: a connection was aborted before it was accepted.
+    public static let connectionAborted = Errno(rawValue: ECONNABORTED)
 }
 
 extension Errno: CustomStringConvertible {
@@ -142,6 +146,9 @@ extension Errno: CustomStringConvertible {
         case EKEYREVOKED: "EKEYREVOKED"
         case EKEYREJECTED: "EKEYREJECTED"
         case EMSGSIZE: "EMSGSIZE"
+        case ENOPROTOOPT: "ENOPROTOOPT"
+        case ECONNABORTED: "ECONNABORTED"
+        case ENOTSOCK: "ENOTSOCK"
         default: "errno \(rawValue)"
         }
     }

@@ -83,8 +83,17 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
 
     /// Makes the descriptor non-blocking. The corresponding C function is `fcntl(F_SETFL)`.
     public func setNonBlocking() throws(Errno) {
+        _ = try setNonBlocking(true)
+    }
+
+    /// Sets or clears `O_NONBLOCK`; returns whether it was set before. The corresponding
+    /// C function is `fcntl(F_GETFL, F_SETFL)`.
+    @discardableResult
+    public func setNonBlocking(_ nonBlocking: Bool) throws(Errno) -> Bool {
         let flags = try valueOrErrno { arca_get_status_flags(rawValue) }.get()
-        try nothingOrErrno { arca_set_status_flags(rawValue, flags | O_NONBLOCK) }.get()
+        let wanted = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        if wanted != flags { try nothingOrErrno { arca_set_status_flags(rawValue, wanted) }.get() }
+        return flags & O_NONBLOCK != 0
     }
 
     /// Waits until the descriptor is ready for `events` (`POLLIN`, `POLLOUT`) or

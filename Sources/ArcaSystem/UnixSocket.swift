@@ -63,10 +63,20 @@ public enum UnixSocket {
         }
     }
 
-    /// Accepts one connection, close-on-exec in the same call. The corresponding
-    /// C function is `accept4(SOCK_CLOEXEC)`.
-    public static func accept(_ listener: FileDescriptor) throws(Errno) -> FileDescriptor {
-        FileDescriptor(rawValue: try valueOrErrno { arca_accept_cloexec(listener.rawValue) }.get())
+    /// Accepts one connection, close-on-exec (and non-blocking if asked) in the same call.
+    /// The corresponding C function is `accept4(SOCK_CLOEXEC [| SOCK_NONBLOCK])`.
+    public static func accept(_ listener: FileDescriptor, nonBlocking: Bool = false) throws(Errno)
+        -> FileDescriptor
+    {
+        FileDescriptor(rawValue: try valueOrErrno { arca_accept_cloexec(listener.rawValue, nonBlocking ? 1 : 0) }.get())
+    }
+
+    /// A pidfd for the process that connected (close-on-exec; the caller closes it): the
+    /// kernel recorded that process at connect time, so the pidfd never names a later
+    /// process that reused its pid. ``Errno/noProtocolOption`` on a kernel before 6.5.
+    /// The corresponding C function is `getsockopt(SO_PEERPIDFD)`.
+    public static func peerProcess(_ fd: FileDescriptor) throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try valueOrErrno { arca_peer_pidfd(fd.rawValue) }.get())
     }
 
     /// The peer's pid, uid and gid. The corresponding C function is `getsockopt(SO_PEERCRED)`.

@@ -5,6 +5,8 @@
 # arcad (private state and socket) with the same vault (floor: 1 pass, 64 MiB, 10 items) for
 # its own throwaway user, and logins go through each build's own pam_arca.so. Root.
 #   bash bench/pam/paired.sh /work/main/.build/release .build/release     (ROUNDS=41)
+# SYSCALLS=N adds arcad's system calls per login over N logins each (strace -c -f), and
+# PERFSTAT=N its CPU time, context switches and page faults (perf stat).
 # Prints, per build, the median and p10..p90 of each PAM step's wall time and of the login
 # process's CPU time and minor page faults in it (µs; the time and faults inside crypto_pwhash,
 # which fresh-c catches, taken out of each, exactly), the KDF caught and its calls, and the median of the per-round differences
@@ -172,4 +174,52 @@ for name in A B; do
         "$(awk -v a="$cpu0" -v b="$cpu1" -v n="$COUNTS" 'BEGIN {printf "%.2f", (b-a)/n}') ms CPU;" \
         "login waits (all): $(sort -n "$work/$name.perf" | paste -sd' ')"
 done
+# SYSCALLS=N: arcad's system calls per login over N more logins each, counted by `strace -c -f`
+# on every arcad thread (and the keyring helpers it clones): exact counts whatever the load;
+# ptrace makes each call dearer, so these logins are not timed.
+SYSCALLS=${SYSCALLS:-0}
+if [ "$SYSCALLS" -gt 0 ]; then
+    command -v strace >/dev/null || { echo "paired: strace missing (apt-get install strace)" >&2; exit 1; }
+    for name in A B; do
+        pid=${pids[$([ "$name" = A ] && echo 0 || echo 1)]}
+        strace -c -f -q -p "$pid" -o "$work/$name.strace" &
+        tracer=$!
+        sleep 0.5 # attached to every thread before the first login
+        for _ in $(seq "$SYSCALLS"); do login "$name" >/dev/null || exit 1; done
+        check_arcad "$name" "$SYSCALLS"
+        kill -INT "$tracer"
+        wait "$tracer" 2>/dev/null || true
+        # strace -c rows: % time, seconds, usecs/call, calls, [errors,] syscall.
+        printf '%s: arcad system calls per login (%d logins, strace -c -f): %s; by call:' "$name" "$SYSCALLS" \
+            "$(awk -v n="$SYSCALLS" '$NF == "total" { printf "%.1f", $4 / n }' "$work/$name.strace")"
+        awk -v n="$SYSCALLS" '$1 ~ /^[0-9.]+$/ && $NF != "total" { printf "%.1f %s\n", $4 / n, $NF }' \
+            "$work/$name.strace" | sort -rn | awk '{ printf " %s %s", $2, $1 } END { printf "\n" }'
+    done
+fi
+# PERFSTAT=N: arcad's CPU time, context switches and page faults per login over N more logins
+# each, from `perf stat` on arcad's threads (the keyring helpers it clones are not counted, the
+# same in A and B): finer than clock ticks. (No instruction counts: the machine's virtual CPUs
+# have no hardware counters.)
+PERFSTAT=${PERFSTAT:-0}
+if [ "$PERFSTAT" -gt 0 ]; then
+    command -v perf >/dev/null || { echo "paired: perf missing (apt-get install linux-perf)" >&2; exit 1; }
+    for name in A B; do
+        pid=${pids[$([ "$name" = A ] && echo 0 || echo 1)]}
+        perf stat -x, -e task-clock,context-switches,page-faults -p "$pid" \
+            -o "$work/$name.perfstat" &
+        stat=$!
+        sleep 0.5
+        for _ in $(seq "$PERFSTAT"); do login "$name" >/dev/null || exit 1; done
+        check_arcad "$name" "$PERFSTAT"
+        kill -INT "$stat"
+        wait "$stat" 2>/dev/null || true
+        # perf stat -x, rows: value, unit, event, ...
+        awk -F, -v n="$PERFSTAT" -v name="$name" '
+            $3 != "" && $1 ~ /^[0-9.]+$/ { v[$3] = $1 }
+            END {
+                printf "%s: arcad per login (%d logins, perf stat): %.3f ms CPU, %.1f context switches, %.1f page faults\n",
+                    name, n, v["task-clock"] / n, v["context-switches"] / n, v["page-faults"] / n
+            }' "$work/$name.perfstat"
+    done
+fi
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg); A=$1 B=$2"

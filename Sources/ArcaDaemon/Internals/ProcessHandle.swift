@@ -6,8 +6,8 @@ import CSystemd
 #endif
 
 /// A handle on one process that stays true to it when its pid is reused: a
-/// pidfd where the kernel has `pidfd_open` (Linux 5.3), else the pid and its
-/// start time from `/proc/<pid>/stat`. Used to end a PAM session whose opener died
+/// pidfd (from the connection, `SO_PEERPIDFD`, or `pidfd_open` on Linux 5.3), else
+/// the pid and its start time from `/proc/<pid>/stat`. Used to end a PAM session whose opener died
 /// without closing it (SIGKILL, a crash).
 // @unchecked: immutable after init; the pidfd is only polled and closed in deinit.
 final class ProcessHandle: @unchecked Sendable {
@@ -50,6 +50,16 @@ final class ProcessHandle: @unchecked Sendable {
         return ProcessHandle(pid: pid, pidfd: fd, startTime: now ?? startTime)
     }
 
+    /// A handle on the process a pidfd names (the handle closes it).
+    static func adopting(pidfd: FileDescriptor, pid: Int32) -> ProcessHandle {
+        ProcessHandle(pid: pid, pidfd: pidfd.rawValue, startTime: nil)
+    }
+
+    /// A handle on a process that is gone already.
+    static func gone(pid: Int32) -> ProcessHandle {
+        ProcessHandle(pid: pid, pidfd: -1, startTime: nil, goneAtOpen: true)
+    }
+
     /// Whether the process has exited (a zombie counts as exited). The
     /// corresponding C function is `poll` on the pidfd.
     var hasExited: Bool {
@@ -63,14 +73,12 @@ final class ProcessHandle: @unchecked Sendable {
         return startTime.map { $0 != now } ?? false
     }
 
-    /// The logind session `pid` belongs to (from its cgroup, `session-ID.scope`);
-    /// nil outside any session or without systemd. The corresponding C function
-    /// is `sd_pid_get_session`.
+    /// The logind session `pid` belongs to (from its cgroup, `session-ID.scope`); nil
+    /// outside any session or without systemd: ``CgroupSession``, which reads what
+    /// `sd_pid_get_session` reads with one `open`/`read`/`close`.
     static func logindSession(of pid: Int32) -> String? {
-        var session: UnsafeMutablePointer<CChar>?
-        guard pid > 0, sd_pid_get_session(pid, &session) >= 0, let session else { return nil }
-        defer { free(session) }
-        return String(cString: session)
+        guard pid > 0 else { return nil }
+        return CgroupSession.session(of: pid)
     }
 
     /// Field 22 of `/proc/<pid>/stat` (start time in clock ticks after boot);

@@ -21,13 +21,19 @@ public struct PeerCredentials: Equatable, Sendable {
     public let pid: Int32
     public let uid: UInt32
     public let gid: UInt32
+    /// Groups given at init (tests, in-process callers); a socket peer's come from `socket`.
+    private let givenGroups: [UInt32]
+    /// The connection the peer is on, for what is read only when a request needs it
+    /// (PeerSocket); nil outside a socket.
+    var socket: PeerSocket?
     /// The peer's supplementary groups when it connected: the groups the process
     /// actually had, which may be fewer than the group database lists for its
     /// user (a process that dropped a group must not keep what the group grants).
-    public let groups: [UInt32]
-    /// The peer's start time (`/proc/<pid>/stat`) read at accept, so that a
-    /// session binds to the process that connected even if its pid is reused
-    /// later; nil when not read.
+    /// Read from the socket (`SO_PEERGROUPS`) the first time a request asks.
+    public var groups: [UInt32] { socket?.groups ?? givenGroups }
+    /// The peer's start time (`/proc/<pid>/stat`), read at accept only for a root peer
+    /// on a kernel that may lack `SO_PEERPIDFD`, so that a session binds to the process
+    /// that connected even if its pid is reused later; nil when not read.
     public var startTime: UInt64?
     /// The server's number for the connection the request came on (from 1), so that state
     /// kept between requests (a backup in chunks) belongs to one connection; 0 outside a socket.
@@ -36,7 +42,7 @@ public struct PeerCredentials: Equatable, Sendable {
         self.pid = pid
         self.uid = uid
         self.gid = gid
-        self.groups = groups
+        self.givenGroups = groups
         self.startTime = startTime
     }
 
@@ -44,6 +50,11 @@ public struct PeerCredentials: Equatable, Sendable {
     public var allGroups: Set<UInt32> { Set(groups).union([gid]) }
     /// Root may act for any user.
     public var isRoot: Bool { uid == 0 }
+
+    public static func == (a: PeerCredentials, b: PeerCredentials) -> Bool {
+        a.pid == b.pid && a.uid == b.uid && a.gid == b.gid && a.startTime == b.startTime
+            && a.connection == b.connection && a.socket === b.socket && a.givenGroups == b.givenGroups
+    }
 }
 
 /// A point on the monotonic clock: the end of the time a request may take.
@@ -85,19 +96,22 @@ enum SocketSystem {
         }
     }
 
-    /// Accepts one connection, close-on-exec in the same call. The corresponding
-    /// C function is `accept4(SOCK_CLOEXEC)`.
-    static func accept(_ fd: Int32) throws(SystemError) -> Int32 {
-        try named("accept") { () throws(Errno) in try UnixSocket.accept(FileDescriptor(rawValue: fd)).rawValue }
+    /// Accepts one connection, close-on-exec, and non-blocking if asked (then every
+    /// wait on it goes through `poll` with the time a request has left), in the same
+    /// call. The corresponding C function is `accept4(SOCK_CLOEXEC [| SOCK_NONBLOCK])`.
+    static func accept(_ fd: Int32, nonBlocking: Bool) throws(SystemError) -> Int32 {
+        try named("accept") { () throws(Errno) in
+            try UnixSocket.accept(FileDescriptor(rawValue: fd), nonBlocking: nonBlocking).rawValue
+        }
     }
 
-    /// The peer's pid, uid, gid and supplementary groups. The corresponding C
-    /// function is `getsockopt(SO_PEERCRED, SO_PEERGROUPS)`.
+    /// The peer's pid, uid and gid; its groups are read when a request needs them
+    /// (PeerSocket). The corresponding C function is `getsockopt(SO_PEERCRED)`.
     static func peerCredentials(_ fd: Int32) throws(SystemError) -> PeerCredentials {
-        let socket = FileDescriptor(rawValue: fd)
-        let peer = try named("getsockopt(SO_PEERCRED)") { () throws(Errno) in try UnixSocket.peer(socket) }
-        let groups = try named("getsockopt(SO_PEERGROUPS)") { () throws(Errno) in try UnixSocket.peerGroups(socket) }
-        return PeerCredentials(pid: peer.pid, uid: peer.uid, gid: peer.gid, groups: groups)
+        let peer = try named("getsockopt(SO_PEERCRED)") { () throws(Errno) in
+            try UnixSocket.peer(FileDescriptor(rawValue: fd))
+        }
+        return PeerCredentials(pid: peer.pid, uid: peer.uid, gid: peer.gid)
     }
 
     /// Sets receive and send timeouts. The corresponding C function is `setsockopt`.
@@ -107,10 +121,11 @@ enum SocketSystem {
         }
     }
 
-    /// Makes `fd` non-blocking, so that every wait goes through `poll` with the
-    /// time a request has left. The corresponding C function is `fcntl(F_SETFL)`.
-    static func setNonBlocking(_ fd: Int32) throws(SystemError) {
-        try named("fcntl(F_SETFL)") { () throws(Errno) in try FileDescriptor(rawValue: fd).setNonBlocking() }
+    /// Makes a listening socket blocking, so that `accept` waits (up to the receive
+    /// timeout) instead of returning at once; true when it was non-blocking. The
+    /// corresponding C function is `fcntl(F_GETFL, F_SETFL)`.
+    static func setBlocking(_ fd: Int32) throws(SystemError) -> Bool {
+        try named("fcntl(F_SETFL)") { () throws(Errno) in try FileDescriptor(rawValue: fd).setNonBlocking(false) }
     }
 
     /// Waits until `fd` is ready for `events` (`POLLIN`, `POLLOUT`); false when the

@@ -76,9 +76,10 @@ typedef struct {
     uint32_t gid;
 } arca_ucred;
 
-/* accept4(fd, NULL, NULL, SOCK_CLOEXEC): one call, so no fork can inherit the
- * connection between accept and fcntl. Returns the new fd or -1 with errno. */
-int arca_accept_cloexec(int fd);
+/* accept4(fd, NULL, NULL, SOCK_CLOEXEC [| SOCK_NONBLOCK]): one call, so no fork can
+ * inherit the connection between accept and fcntl, and no fcntl pair to make it
+ * non-blocking. Returns the new fd or -1 with errno. */
+int arca_accept_cloexec(int fd, int nonblocking);
 
 /* pipe2(fds, O_CLOEXEC [| O_NONBLOCK]): both ends close-on-exec from the start
  * (no fork between pipe and fcntl). Returns 0 or -1 with errno. */
@@ -91,6 +92,15 @@ int arca_peer_credentials(int fd, arca_ucred *out);
  * on entry and the number of groups (or, with ERANGE, the number needed) on
  * return. Returns 0 or -1 with errno. */
 int arca_peer_groups(int fd, uint32_t *groups, size_t *count);
+
+/* getsockopt(SO_PEERPIDFD) (Linux 6.5): a pidfd (close-on-exec) for the process that
+ * connected, recorded by the kernel at connect time, so it never names a later process
+ * that reused the pid. Returns the pidfd or -1 with errno (ENOPROTOOPT: older kernel). */
+int arca_peer_pidfd(int fd);
+
+/* statfs(path)'s f_type (the file system's magic number; <sys/statfs.h> is not in
+ * Swift's Glibc module). Returns it, or -1 with errno. */
+long arca_filesystem_type(const char *path);
 
 /* madvise(MADV_DONTDUMP): keep the range out of core files. Returns 0 or -1 with errno. */
 int arca_madvise_dontdump(void *address, size_t length);
