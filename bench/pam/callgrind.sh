@@ -30,7 +30,7 @@ wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 user=arca-callgrind-$$
 arcad_pid=""
 stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi; }
-# shellcheck source=../../Tests/integration/lib-arcad.bash
+# shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
 cleanup() {
     stop "$arcad_pid"
@@ -45,22 +45,12 @@ work=$(mktemp -d /tmp/arca-callgrind.XXXXXX)
 trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc" "$work/out"
-# shellcheck source=lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh, check_arcad_log
+# shellcheck source=SCRIPTDIR/lib-check.bash
+. bench/pam/lib-check.bash # compile_fresh, check_arcad_log, start_bench_arcad
 compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")
-"$build/arcad" --foreground --config /dev/null --state-dir "$work/state" --socket "$work/arcad.sock" \
-    2>"$work/arcad.log" &
-arcad_pid=$!
-for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
-[ -S "$work/arcad.sock" ] || { cat "$work/arcad.log" >&2; echo "callgrind: arcad did not start" >&2; exit 1; }
-printf 'bench-pw\n' | "$build/bench-arcad" --enroll "$work/arcad.sock" "$uid" 1 $((64 << 20))
-for i in 1 2 3 4 5 6 7 8 9 10; do
-    class=$([ $((i % 2)) -eq 0 ] && echo whenUnlocked || echo afterFirstUnlock)
-    printf 'secret-%02d' "$i" |
-        "$build/arca-test-pam-driver" --arcad "$work/arcad.sock" add "$uid" bench "acct$i" "$class" >/dev/null
-done
+start_bench_arcad callgrind
 stack() { # NAME [MODULE LINE]
     {
         echo "auth     [default=ignore] $wrapdir/pam_set_items.so"

@@ -44,3 +44,22 @@ compile_fresh() {
     [ -z "$extra" ] ||
         { echo "bench: $out loads what a login process does not: $extra" >&2; exit 1; }
 }
+
+# start_bench_arcad NAME: the arcad the fresh-process scripts log in against, as run.sh's C-login
+# rows use it: $build/arcad with a private state directory and socket in $work (log in
+# $work/arcad.log), and the vault of $uid at arcad's floor (1 pass, 64 MiB) holding 10 items,
+# the two classes in turn. Sets arcad_pid (the caller's cleanup stops it); NAME prefixes the error.
+start_bench_arcad() {
+    "$build/arcad" --foreground --config /dev/null --state-dir "$work/state" --socket "$work/arcad.sock" \
+        2>"$work/arcad.log" &
+    arcad_pid=$!
+    for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
+    [ -S "$work/arcad.sock" ] || { cat "$work/arcad.log" >&2; echo "$1: arcad did not start" >&2; exit 1; }
+    printf 'bench-pw\n' | "$build/bench-arcad" --enroll "$work/arcad.sock" "$uid" 1 $((64 << 20))
+    local i class
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        class=$([ $((i % 2)) -eq 0 ] && echo whenUnlocked || echo afterFirstUnlock)
+        printf 'secret-%02d' "$i" |
+            "$build/arca-test-pam-driver" --arcad "$work/arcad.sock" add "$uid" bench "acct$i" "$class" >/dev/null
+    done
+}

@@ -50,21 +50,11 @@ trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc"
 # shellcheck source=SCRIPTDIR/lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh; check_arcad_log: arcad really unlocked and counted each login
+. bench/pam/lib-check.bash # compile_fresh, start_bench_arcad; check_arcad_log: arcad really unlocked and counted each login
 compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")
-"$build/arcad" --foreground --config /dev/null --state-dir "$work/state" --socket "$work/arcad.sock" \
-    2>"$work/arcad.log" &
-arcad_pid=$!
-for _ in $(seq 250); do [ -S "$work/arcad.sock" ] && break; sleep 0.02; done
-[ -S "$work/arcad.sock" ] || { cat "$work/arcad.log" >&2; echo "timeline: arcad did not start" >&2; exit 1; }
-printf 'bench-pw\n' | "$build/bench-arcad" --enroll "$work/arcad.sock" "$uid" 1 $((64 << 20))
-for i in 1 2 3 4 5 6 7 8 9 10; do
-    class=$([ $((i % 2)) -eq 0 ] && echo whenUnlocked || echo afterFirstUnlock)
-    printf 'secret-%02d' "$i" |
-        "$build/arca-test-pam-driver" --arcad "$work/arcad.sock" add "$uid" bench "acct$i" "$class" >/dev/null
-done
+start_bench_arcad timeline
 real="$build/libpam_arca.so socket=$work/arcad.sock"
 stack() { # NAME [MODULE LINE]
     {
