@@ -29,24 +29,14 @@ command -v objcopy >/dev/null || { echo "callgrind: objcopy missing (apt-get ins
 wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 user=arca-callgrind-$$
 arcad_pid=""
-stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi; }
 # shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
-cleanup() {
-    stop "$arcad_pid"
-    drop_parked
-    if id "$user" >/dev/null 2>&1; then
-        "$build/bench-arcad" --purge "$(id -u "$user")" 2>/dev/null || true
-        userdel -r "$user" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
+# shellcheck source=SCRIPTDIR/lib-check.bash
+. bench/pam/lib-check.bash # compile_fresh, check_arcad_log, start_bench_arcad, cleanup_bench_arcad, stop
 work=$(mktemp -d /tmp/arca-callgrind.XXXXXX)
-trap cleanup EXIT
+trap cleanup_bench_arcad EXIT
 chmod 0755 "$work"
 mkdir "$work/svc" "$work/out"
-# shellcheck source=SCRIPTDIR/lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh, check_arcad_log, start_bench_arcad
 compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")

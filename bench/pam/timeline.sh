@@ -32,25 +32,14 @@ command -v perf >/dev/null || { echo "timeline: perf missing (apt-get install li
 wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
 user=arca-timeline-$$
 arcad_pid="" strace_pid=""
-stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; fi; }
 # shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
-cleanup() {
-    stop "$strace_pid"
-    stop "$arcad_pid"
-    drop_parked
-    if id "$user" >/dev/null 2>&1; then
-        "$build/bench-arcad" --purge "$(id -u "$user")" 2>/dev/null || true
-        userdel -r "$user" 2>/dev/null || true
-    fi
-    rm -rf "$work"
-}
+# shellcheck source=SCRIPTDIR/lib-check.bash
+. bench/pam/lib-check.bash # compile_fresh, check_arcad_log, start_bench_arcad, cleanup_bench_arcad, stop
 work=$(mktemp -d /tmp/arca-timeline.XXXXXX)
-trap cleanup EXIT
+trap cleanup_bench_arcad EXIT
 chmod 0755 "$work"
 mkdir "$work/svc"
-# shellcheck source=SCRIPTDIR/lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh, start_bench_arcad; check_arcad_log: arcad really unlocked and counted each login
 compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")
