@@ -21,12 +21,10 @@ public enum ProcFile {
                 guard bytes.count < limit else { return nil }
                 bytes.append(contentsOf: repeatElement(0, count: min(bytes.count, limit - bytes.count)))
             }
-            let n = bytes.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in
-                    try fd.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[count...]))
-                }
+            let read = bytes.withUnsafeMutableBytes { raw in
+                try? fd.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[count...]))
             }
-            guard case .success(let read) = n else { return nil }
+            guard let read else { return nil }
             if read == 0 { return Array(bytes[..<count]) }
             count += read
         }

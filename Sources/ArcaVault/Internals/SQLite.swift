@@ -323,8 +323,7 @@ enum FileProbe {
         defer { fd.close() }
         guard let status = try? fd.status() else { return nil }
         var bytes = [UInt8](repeating: 0, count: 100)
-        let got = bytes.withUnsafeMutableBytes { raw in Result { () throws(Errno) in try fd.read(into: raw) } }
-        guard let count = try? got.get() else { return nil }
+        guard let count = bytes.withUnsafeMutableBytes({ raw in try? fd.read(into: raw) }) else { return nil }
         return (Array(bytes.prefix(count)), status.size)
     }
 
