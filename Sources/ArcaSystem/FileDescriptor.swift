@@ -81,6 +81,13 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable {
         }
     }
 
+    /// A new descriptor for the same open file, close-on-exec, numbered `lowest` or above
+    /// (3: off the standard streams); the caller closes both. The corresponding C function is
+    /// `fcntl(F_DUPFD_CLOEXEC)`.
+    public func duplicate(atLeast lowest: Int32 = 3) throws(Errno) -> FileDescriptor {
+        FileDescriptor(rawValue: try valueOrErrno { arca_duplicate_cloexec(rawValue, lowest) }.get())
+    }
+
     /// Makes the descriptor non-blocking. The corresponding C function is `fcntl(F_SETFL)`.
     public func setNonBlocking() throws(Errno) {
         _ = try setNonBlocking(true)

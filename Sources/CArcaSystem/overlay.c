@@ -15,3 +15,5 @@ int arca_openat(int directory, const char *name, int flags, mode_t mode) {
 int arca_get_status_flags(int fd) { return fcntl(fd, F_GETFL); }
 
 int arca_set_status_flags(int fd, int flags) { return fcntl(fd, F_SETFL, flags); }
+
+int arca_duplicate_cloexec(int fd, int lowest) { return fcntl(fd, F_DUPFD_CLOEXEC, lowest); }

@@ -112,4 +112,27 @@ struct FileDescriptorTests {
         #expect(bytes[size - 1] == 0x5A)
         #expect(Heap.mapPages(Int.max) == nil)
     }
+
+    @Test(
+        "duplicate gives a close-on-exec descriptor at or above its floor for the same pipe, and EBADF for a closed one"
+    )
+    func duplicate() throws {
+        let pipe = try FileDescriptor.pipe()
+        defer {
+            pipe.read.close()
+            pipe.write.close()
+        }
+        let copy = try pipe.write.duplicate(atLeast: 40)
+        defer { copy.close() }
+        #expect(copy.rawValue >= 40)
+        #expect(fcntl(copy.rawValue, F_GETFD) & FD_CLOEXEC == FD_CLOEXEC)
+        try copy.writeAll("AB")
+        var two = [UInt8](repeating: 0, count: 2)
+        #expect(try two.withUnsafeMutableBytes { try pipe.read.readExactly(into: $0) })
+        #expect(two == [0x41, 0x42])
+        let closed = try pipe.write.duplicate()
+        #expect(closed.rawValue >= 3)
+        closed.close()
+        #expect(throws: Errno.badFileDescriptor) { try closed.duplicate() }
+    }
 }

@@ -183,9 +183,10 @@ final class SDBusMessage {
     func readFileDescriptor() throws(SDBusError) -> Int32 {
         var value: Int32 = -1
         try read("h", into: &value)
-        switch valueOrErrno({ fcntl(value, F_DUPFD_CLOEXEC, 3) }) {
-        case .success(let owned): return owned
-        case .failure(let e): throw SDBusError(call: "dup h", errno: e, name: nil)
+        do {
+            return try FileDescriptor(rawValue: value).duplicate().rawValue
+        } catch {
+            throw SDBusError(call: "dup h", errno: error, name: nil)
         }
     }
 

@@ -80,9 +80,8 @@ package final class ChildProcess {
         }
     }
 
-    /// `ends`, each on a descriptor above 2: one on 0, 1 or 2 is moved (`F_DUPFD_CLOEXEC`, its
-    /// old number closed). When a move fails, every end is closed. The corresponding C
-    /// function is `fcntl`.
+    /// `ends`, each on a descriptor above 2: one on 0, 1 or 2 is moved (ArcaSystem's
+    /// `duplicate`, its old number closed). When a move fails, every end is closed.
     static func aboveStandardStreams(_ ends: [FileDescriptor]) throws(Errno) -> [FileDescriptor] {
         var lifted: [FileDescriptor] = []
         for (index, fd) in ends.enumerated() {
@@ -90,11 +89,11 @@ package final class ChildProcess {
                 lifted.append(fd)
                 continue
             }
-            switch valueOrErrno({ fcntl(fd.rawValue, F_DUPFD_CLOEXEC, 3) }) {
-            case .success(let high):
+            do {
+                let high = try fd.duplicate()
                 fd.close()
-                lifted.append(FileDescriptor(rawValue: high))
-            case .failure(let error):
+                lifted.append(high)
+            } catch {
                 for end in lifted + ends[index...] { end.close() }
                 throw error
             }

@@ -149,6 +149,9 @@ int arca_get_status_flags(int fd);
 /* fcntl(fd, F_SETFL, flags). Returns 0 or -1 with errno. */
 int arca_set_status_flags(int fd, int flags);
 
+/* fcntl(fd, F_DUPFD_CLOEXEC, lowest). Returns the new descriptor or -1 with errno. */
+int arca_duplicate_cloexec(int fd, int lowest);
+
 /* The file type bits of st_mode and mmap's failure value, as the system headers
  * define them: Swift's importer cannot read these macros, and the overlay's own
  * spellings of them are what it costs to link. */
