@@ -24,7 +24,9 @@ let staticFoundationExecutable: [LinkerSetting] =
 /// the unwinder comes from GCC's archive too (-static-libgcc), so no libgcc_s.so.1 is
 /// searched for, mapped and relocated either (a fresh dlopen: 82k instructions, 9 page faults
 /// and 10 syscalls fewer);
-/// the functions a login runs come first in .text (pam/pam_arca.order, from bench/pam/order.sh).
+/// the functions a login runs come first in .text (pam/pam_arca.order, from bench/pam/order.sh);
+/// libm's functions the runtime refers to are PAMShim's forwarders (Sources/PAMShim/libm.c), so
+/// that the installed module needs no libm.so.6 (pam/prepare-install.sh drops it).
 let pamModuleLinkage: [LinkerSetting] = [
     .unsafeFlags([
         "-static-stdlib", "-use-ld=lld", "-L\(Context.packageDirectory)/pam/link", "-Xclang-linker", "-static-libgcc",

@@ -47,6 +47,23 @@ check "pam_arca.so links no Glibc Swift overlay" sh -c "! grep -q 's5Glibc' '$sy
 rm -f "$symbols"
 check "pam_arca.so imports none of the overlay's libm wrappers (tgammal)" \
     sh -c "! nm -D --undefined-only '$build/libpam_arca.so' | grep -qw tgammal"
+# libm's 51 functions the runtime refers to are the module's own forwarders (Sources/PAMShim/libm.c),
+# so that the installed module needs no libm.so.6 (pam/prepare-install.sh drops it, 02 checks): the
+# module imports none of libm's symbols, and each forwarder returns libm's bits and errno.
+libm=$(ldd "$build/libpam_arca.so" | awk '$1 == "libm.so.6" {print $3}')
+check "libm.so.6 found for the libm comparison ($libm)" test -f "$libm"
+from_libm=$(comm -12 <(nm -D --undefined-only "$build/libpam_arca.so" | awk '{print $2}' | sed 's/@.*//' | sort -u) \
+    <(nm -D --defined-only "$libm" | awk '{print $3}' | sed 's/@.*//' | sort -u) | tr '\n' ' ')
+imports=$(nm -D --undefined-only "$build/libpam_arca.so" | wc -l)
+check "pam_arca.so imports symbols ($imports), none that libm defines (${from_libm:-none})" \
+    test "$imports" -gt 50 -a -z "$from_libm"
+forwarders=$(mktemp)
+check "libm forwarders compile without -lm" clang -O2 -fno-builtin -Wall -o "$forwarders" \
+    "$(dirname "$0")/libm-forwarders.c" "$(dirname "$0")/../../Sources/PAMShim/libm.c"
+check "the forwarders' test program does not need libm" sh -c "! readelf -d '$forwarders' | grep -q 'libm\.so'"
+check "all 51 libm forwarders return libm's bits and errno" \
+    sh -c "'$forwarders' | tail -1 | grep -qx 'forwarders: 51 checked, 0 differ'"
+rm -f "$forwarders"
 # The Swift runtime's argv grabber reads /proc/self/maps at load: CArcaStartup keeps it out
 # of arca and pam_arca.so (0.28 ms of a login's module load), and arca still gets its arguments.
 command -v strace >/dev/null || { echo "FAIL strace is missing (make deps installs it)"; exit 1; }

@@ -46,6 +46,24 @@ check "stripped pam_arca.so loads" python3 -c "import ctypes, os; ctypes.CDLL('$
 # finds libsodium through ld.so's cache instead of first probing ~24 missing paths under security/.
 check "installed pam_arca.so has no RUNPATH or RPATH" \
     sh -c "! readelf -d '$pamdir/pam_arca.so' | grep -q -e RUNPATH -e '(RPATH)'"
+# Nor libm.so.6 (pam/prepare-install.sh; the runtime's libm calls are the module's forwarders): a login
+# process has none loaded, and loading the installed module does not load it either.
+check "installed pam_arca.so does not need libm.so.6" sh -c "! readelf -d '$pamdir/pam_arca.so' | grep -q 'libm\.so'"
+cat >"$dest/noload.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    if (argc != 2 || dlopen("libm.so.6", RTLD_NOLOAD | RTLD_NOW) != NULL) return 2;
+    if (dlopen(argv[1], RTLD_NOW) == NULL) { printf("dlopen: %s\n", dlerror()); return 1; }
+    printf("%s\n", dlopen("libm.so.6", RTLD_NOLOAD | RTLD_NOW) != NULL ? "libm loaded" : "no libm");
+    return 0;
+}
+EOF
+check "a C program without libm compiles" clang -O2 -o "$dest/noload" "$dest/noload.c"
+check "loading the installed pam_arca.so does not load libm.so.6" \
+    sh -c "'$dest/noload' '$pamdir/pam_arca.so' | grep -qx 'no libm'"
+check "loading the build's pam_arca.so does (the check can see libm)" \
+    sh -c "'$dest/noload' '$build/libpam_arca.so' | grep -qx 'libm loaded'"
 command -v strace >/dev/null || { echo "FAIL strace is missing (make deps installs it)"; exit 1; }
 strace -f -e trace=openat -o "$dest/trace" python3 -c \
     "import ctypes, os; ctypes.CDLL('$pamdir/pam_arca.so', mode=os.RTLD_NOW); print('loaded')" >"$dest/trace.out" 2>&1

@@ -53,10 +53,11 @@ stack() { # NAME [MODULE LINE]
 }
 stack base
 services=(base)
-# valgrind 3.19 cannot read the toolchain's DWARF 5 and gives up: each module runs as a copy
-# without debug information (its symbol table, the functions' names, kept).
+# Each module in its installed form (installed_module, lib-check.bash: no RUNPATH, no libm), but
+# with its symbol table, the functions' names, kept; and without debug information, which valgrind
+# 3.19 cannot read (the toolchain's DWARF 5) and gives up on.
 for i in "${!modules[@]}"; do
-    objcopy --strip-debug "${modules[$i]}" "$work/m$i.so"
+    installed_module "${modules[$i]}" "$work/m$i.so" symbols
     stack "m$i" "$work/m$i.so socket=$work/arcad.sock"
     services+=("m$i")
 done

@@ -81,3 +81,25 @@ cleanup_bench_arcad() {
     fi
     rm -rf "$work"
 }
+
+# installed_module MODULE OUT [symbols]: OUT is MODULE (a build's libpam_arca.so) in the form
+# `make install` puts in place and a login loads: pam/prepare-install.sh (no RUNPATH, no libm.so.6),
+# then stripped as make install-strip strips it. The rows of the bench scripts measure that file,
+# not the build's, whose RUNPATH, libm and symbol table a login never pays for. `symbols`: not
+# stripped, only its debug information removed (callgrind names the functions by the symbol table).
+installed_module() {
+    local module=$1 out=$2
+    if nm --defined-only "$module" 2>/dev/null | awk '$3 == "sqrt" {found = 1} END {exit !found}'; then
+        bash pam/prepare-install.sh "$module" "$out.prepared" ||
+            { echo "bench: pam/prepare-install.sh $module failed" >&2; exit 1; }
+    else # a build from before Sources/PAMShim/libm.c (paired.sh against an old build): RUNPATH only
+        echo "bench: $module has no libm forwarders (an older build): its installed form keeps libm" >&2
+        patchelf --remove-rpath --output "$out.prepared" "$module"
+    fi
+    if [ "${3:-}" = symbols ]; then
+        objcopy --strip-debug "$out.prepared" "$out"
+    else
+        strip --strip-unneeded --remove-section=.comment -o "$out" "$out.prepared"
+    fi
+    rm -f "$out.prepared"
+}

@@ -45,9 +45,9 @@ compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")
 start_bench_arcad order
-# valgrind 3.19 cannot read the toolchain's DWARF 5: the module runs as a copy without debug
-# information (its symbol table kept).
-objcopy --strip-debug "$build/libpam_arca.so" "$work/pam_arca.so"
+# The module as installed (installed_module, lib-check.bash), with its symbol table but without
+# debug information, which valgrind 3.19 cannot read (the toolchain's DWARF 5).
+installed_module "$build/libpam_arca.so" "$work/pam_arca.so" symbols
 {
     echo "auth     [default=ignore] $wrapdir/pam_set_items.so"
     echo "auth     required pam_permit.so"

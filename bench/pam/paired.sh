@@ -52,6 +52,7 @@ setup() { # NAME BUILD
     done
     ln -s "$build" "$work/$name.build"
     mkdir "$work/$name"
+    installed_module "$build/libpam_arca.so" "$work/$name/pam_arca.so" # as a login loads it
     useradd -m -s /bin/sh "$user"
     users+=("$user")
     uid=$(id -u "$user")
@@ -69,10 +70,10 @@ setup() { # NAME BUILD
     {
         echo "auth     [default=ignore] $wrapdir/pam_set_items.so"
         echo "auth     required pam_permit.so"
-        echo "auth     optional $build/libpam_arca.so socket=$work/$name/arcad.sock"
+        echo "auth     optional $work/$name/pam_arca.so socket=$work/$name/arcad.sock"
         echo "account  required pam_permit.so"
         echo "session  required pam_permit.so"
-        echo "session  optional $build/libpam_arca.so socket=$work/$name/arcad.sock"
+        echo "session  optional $work/$name/pam_arca.so socket=$work/$name/arcad.sock"
     } >"$work/svc/${name,,}" # libpam lowercases service names
     echo "$user" >"$work/$name/user"
 }

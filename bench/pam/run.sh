@@ -65,7 +65,7 @@ work=$(mktemp -d /tmp/arca-bench-pam.XXXXXX)
 chmod 0755 "$work"
 mkdir "$work/svc"
 # shellcheck source=SCRIPTDIR/lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh, check_arcad_log
+. bench/pam/lib-check.bash # compile_fresh, check_arcad_log, installed_module
 compile_fresh "$work/fresh-c"
 # The control module for the C-login rows (bench/pam/kdf-only.c): one crypto_pwhash in auth,
 # libsodium a dependency as for pam_arca.so, nothing else.
@@ -158,8 +158,11 @@ stack() {
         if [ -n "$3" ]; then echo "session  optional $3"; fi
     } >"$work/svc/$1"
 }
-arca="$build/libpam_arca.so socket=$work/sock"
-real="$build/libpam_arca.so socket=$work/arcad.sock"
+# The module as installed (no RUNPATH, no libm, stripped: installed_module, lib-check.bash).
+module=$work/pam_arca.so
+installed_module "$build/libpam_arca.so" "$module"
+arca="$module socket=$work/sock"
+real="$module socket=$work/arcad.sock"
 stack base "" ""
 stack arca "$arca" "$arca"
 stack arcad "$real" "$real"
@@ -207,10 +210,10 @@ read -r gk_med gk_p90 < <(run gnome)
 FRESH=${FRESH:-31}
 unix_module=$(dirname "$gk")/pam_unix.so
 for _ in $(seq "$FRESH"); do
-    for m in "$build/libpam_arca.so" "$unix_module" "$gk"; do echo "$m $("$work/fresh-c" dlopen "$m")"; done
+    for m in "$module" "$unix_module" "$gk"; do echo "$m $("$work/fresh-c" dlopen "$m")"; done
 done >"$work/dlopen"
 dl() { awk -v m="$1" '$1 == m {print $2}' "$work/dlopen" | median; }
-dl_arca=$(dl "$build/libpam_arca.so") dl_unix=$(dl "$unix_module") dl_gk=$(dl "$gk")
+dl_arca=$(dl "$module") dl_unix=$(dl "$unix_module") dl_gk=$(dl "$gk")
 # pam_arca is optional and answers PAM_IGNORE when arcad refuses, so a C login that never
 # unlocked looks fast: arcad's log must show one more unlock and one more session per login,
 # and no login from a stale published copy (check_arcad_log).

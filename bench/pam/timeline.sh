@@ -44,7 +44,8 @@ compile_fresh "$work/fresh-c"
 useradd -m -s /bin/sh "$user"
 uid=$(id -u "$user")
 start_bench_arcad timeline
-real="$build/libpam_arca.so socket=$work/arcad.sock"
+installed_module "$build/libpam_arca.so" "$work/pam_arca.so" # as a login loads it (lib-check.bash)
+real="$work/pam_arca.so socket=$work/arcad.sock"
 stack() { # NAME [MODULE LINE]
     {
         echo "auth     [default=ignore] $wrapdir/pam_set_items.so"
