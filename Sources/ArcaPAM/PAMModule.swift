@@ -323,11 +323,13 @@ public final class PAMModule {
         }
     }
 
-    func debug(_ message: String) {
-        if options.debug { context.log(.debug, message) }
+    /// A debug line, built only with `debug` (an autoclosure: most logins never pay for the text).
+    func debug(_ message: @autoclosure () -> String) {
+        if options.debug { context.log(.debug, message()) }
     }
 
-    func info(_ message: String) {
-        if !options.quiet { context.log(.info, message) }
+    /// An info line, built only without `quiet`.
+    func info(_ message: @autoclosure () -> String) {
+        if !options.quiet { context.log(.info, message()) }
     }
 }

@@ -12,7 +12,8 @@
 //         by that user) | pause:FILE (wait until FILE exists, so a test can look around
 //         while a session is open) | peak (prints "peak <MiB>", the process's
 //         peak resident memory so far: Argon2id's memory shows there, so a test
-//         can tell whether the steps before derived a key)
+//         can tell whether the steps before derived a key) | user:NAME (PAM_USER set
+//         to NAME, pam_set_item, as an application may between steps)
 //
 // Prints "<step> <pam code>" per step. Test use only.
 //
@@ -116,6 +117,9 @@ var conversation = pam_conv(
         // Real uid UID, effective and saved uid kept (root): a setuid PAM
         // application such as `su` run by that user, who may signal it.
         rc = setreuid(UInt32(ruid.dropFirst(5)) ?? 0, UInt32.max)
+    case let name where name.hasPrefix("user:"):
+        // PAM_USER set anew between steps, as an application may (pam_set_item).
+        rc = pam_set_item(handle, PAM_USER, String(name.dropFirst(5)))
     case "newhandle":
         _ = pam_end(handle, PAM_SUCCESS)
         handle = start()

@@ -168,6 +168,30 @@ expect_lines "no_auto_enroll: no vault is created" "$(requests)" \
     "kdfParameters uid=$uid2 peer=0 -> none" \
     "openSession uid=$uid2 token=$H service=login-no-enroll tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid2 token=$H peer=0 -> ok"
+echo "-- the uid: looked up once per name and handle, never reused for another name"
+# getpwnam_r reads and parses the password database each time: auth looks the user up, and
+# open_session and close_session of the same handle reuse the answer, for the same PAM_USER only.
+# traced CMD...: CMD under pam_wrapper and strace (openat only, into $work/trace); the preload set
+# by strace -E for CMD alone (preloaded into strace, pam_wrapper would leave a copy of itself behind).
+traced() {
+    strace -f -qq -e trace=openat -o "$work/trace" -E PAM_WRAPPER=1 -E LD_PRELOAD=libpam_wrapper.so \
+        -E PAM_WRAPPER_SERVICE_DIR="$work/svc" "$@" 2>/dev/null
+}
+passwd_reads() { grep -c '"/etc/passwd"' "$work/trace" || true; }
+out=$(PAM_AUTHTOK=pw traced "$driver" login-no-enroll $u2 auth open close)
+expect "auth, open, close in one handle: codes" "$(tr '\n' ' ' <<<"$out")" "auth 0 open 0 close 0 end "
+expect "auth, open, close in one handle: /etc/passwd read once" "$(passwd_reads)" 1
+expect_lines "auth, open, close in one handle: all for the user's uid" "$(requests)" \
+    "kdfParameters uid=$uid2 peer=0 -> none" \
+    "openSession uid=$uid2 token=$H service=login-no-enroll tty=- rhost=- ruser=- peer=0 -> ok" \
+    "closeSession uid=$uid2 token=$H peer=0 -> ok"
+out=$(PAM_AUTHTOK=pw traced "$driver" login-no-enroll $u2 auth user:$u open close)
+expect "PAM_USER set anew after auth: codes" "$(tr '\n' ' ' <<<"$out")" "auth 0 user:$u 0 open 0 close 0 end "
+expect "PAM_USER set anew after auth: /etc/passwd read again for the new name" "$(passwd_reads)" 2
+expect_lines "PAM_USER set anew after auth: the session is the new user's, not auth's uid" "$(requests)" \
+    "kdfParameters uid=$uid2 peer=0 -> none" \
+    "openSession uid=$uid token=$H service=login-no-enroll tty=- rhost=- ruser=- peer=0 -> ok" \
+    "closeSession uid=$uid token=$H peer=0 -> ok"
 rc=0; PAM_AUTHTOK=pw wrapped pamtester login-sshd-only $u2 authenticate open_session close_session >/dev/null || rc=$?
 expect "only_if=sshd,gdm-password on service login: PAM_IGNORE everywhere" "$rc" 0
 expect "only_if: nothing sent to arcad" "$(requests)" ""

@@ -45,20 +45,49 @@ final class LivePAMContext: PAMContext {
         return try? SecretBytes(copying: UnsafeRawBufferPointer(start: value, count: length))
     }
 
-    /// The corresponding C function is `getpwnam_r`.
+    /// The corresponding C function is `getpwnam_r`, called once per name and handle: the
+    /// answer is kept with the handle (`pam_set_data`, ``knownUserName``) for the later steps of
+    /// the same transaction (auth, open_session and close_session each need the uid, and
+    /// each `getpwnam_r` reads and parses the password database again). Reused only for the
+    /// same bytes of `PAM_USER`: a name set anew, or equal only in Unicode's canonical
+    /// sense (Swift's `==`), is looked up again.
     func uid(ofUser name: String) -> UInt32? {
+        var data: UnsafeRawPointer?
+        if pam_get_data(handle, Self.knownUserName, &data) == PAM_SUCCESS, let data {
+            let known = Unmanaged<KnownUser>.fromOpaque(data).takeUnretainedValue()
+            if known.name.utf8.elementsEqual(name.utf8) { return known.uid }
+        }
+        guard let uid = lookUpUID(name) else { return nil }
+        let box = Unmanaged.passRetained(KnownUser(name: name, uid: uid)).toOpaque()
+        let rc = pam_set_data(handle, Self.knownUserName, box) { _, data, _ in
+            guard let data else { return }
+            Unmanaged<KnownUser>.fromOpaque(data).release()
+        }
+        if rc != PAM_SUCCESS { Unmanaged<KnownUser>.fromOpaque(box).release() }
+        return uid
+    }
+
+    /// The `pam_set_data` name of the last user name looked up in this handle, and its uid.
+    static let knownUserName = "arca:user"
+
+    /// `getpwnam_r` into a buffer on the stack (no array: its storage type is built at run
+    /// time in a fresh login process), grown while the entry does not fit.
+    private func lookUpUID(_ name: String) -> UInt32? {
         var size = max(Int(sysconf(Int32(_SC_GETPW_R_SIZE_MAX))), 1024)
         while size <= 1 << 20 {
-            var entry = passwd()
-            var result: UnsafeMutablePointer<passwd>?
-            var buffer = [CChar](repeating: 0, count: size)
-            let rc = getpwnam_r(name, &entry, &buffer, size, &result)
+            let (rc, uid) = withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) {
+                buffer -> (Int32, UInt32?) in
+                guard let start = buffer.baseAddress else { return (ENOMEM, nil) }
+                var entry = passwd()
+                var result: UnsafeMutablePointer<passwd>?
+                let rc = getpwnam_r(name, &entry, start, size, &result)
+                return (rc, rc == 0 && result != nil ? entry.pw_uid : nil)
+            }
             if rc == ERANGE {
                 size *= 4
                 continue
             }
-            guard rc == 0, result != nil else { return nil }
-            return entry.pw_uid
+            return uid
         }
         return nil
     }
@@ -106,6 +135,16 @@ final class LivePAMContext: PAMContext {
         case .debug: level = LOG_DEBUG
         }
         message.withCString { arca_pam_syslog_text(handle, level, $0) }
+    }
+}
+
+/// What `pam_set_data` holds for ``LivePAMContext/knownUserName``: a user name (not secret) and its uid.
+private final class KnownUser {
+    let name: String
+    let uid: UInt32
+    init(name: String, uid: UInt32) {
+        self.name = name
+        self.uid = uid
     }
 }
 
