@@ -15,7 +15,8 @@ public final class SecretBytes: @unchecked Sendable {
     // The allocation is owned by this object and never shared; the class is not
     // mutated after initialisation except by `wipe()`, which is documented as
     // not thread-safe against concurrent readers.
-    private let storage: UnsafeMutableRawPointer
+    // @usableFromInline: the two `with…Bytes` below are inlined into their callers.
+    @usableFromInline let storage: UnsafeMutableRawPointer
     /// The number of secret bytes.
     public let count: Int
     /// The bytes zeroed on wipe: the whole pool slot, or `count` for sodium_malloc.
@@ -94,11 +95,17 @@ public final class SecretBytes: @unchecked Sendable {
     /// Borrows the secret bytes for the duration of `body`. Do not let the pointer escape.
     /// Throws what `body` throws, with its type: a caller whose body throws one error
     /// type gets that type back without wrapping it in a `Result`.
+    /// Inlinable, so specialized in the caller: an unspecialized call builds the metadata
+    /// of `R` at run time by its mangled name (about 20,000 instructions for `[UInt8]`
+    /// the first time in a process: a fresh login's open_session, bench/pam/callgrind.sh).
+    @inlinable
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try body(UnsafeRawBufferPointer(start: storage, count: count))
     }
 
     /// Borrows the secret bytes mutably for the duration of `body`; throws what `body` throws.
+    /// Inlinable, as ``withUnsafeBytes(_:)``.
+    @inlinable
     public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
         -> R
     {
