@@ -7,6 +7,8 @@
 #   bench/pam/run.sh            (make bench runs it; N=200 transactions per stack,
 #                                ROUNDS=3 batches of PAIRS=40 for the real-arcad rows)
 #
+# Every pam_arca row loads the module as `make install` leaves it (installed_module, lib-check.bash:
+# no RUNPATH, no libm.so.6, stripped), not the build's libpam_arca.so.
 # Three kinds of pam_arca rows:
 # - the recording stand-in for arcad (Tests/ArcaPAMRecorder): it answers at once
 #   and its vault uses the cheapest Argon2id (1 pass, 8 KiB), so the figure is the
