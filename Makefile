@@ -108,7 +108,7 @@ install-files:
 	@command -v $(PATCHELF) >/dev/null || { echo "make install-files: $(PATCHELF) is missing (make deps" \
 	    "installs patchelf): it removes pam_arca.so's RUNPATH and libm. Nothing was installed." >&2; exit 1; }
 	@# No RUNPATH and no libm.so.6 in the installed module (pam/prepare-install.sh says why).
-	PATCHELF=$(PATCHELF) pam/prepare-install.sh $(BUILD)/libpam_arca.so $(BUILD)/pam_arca.so.install
+	PATCHELF=$(PATCHELF) bash pam/prepare-install.sh $(BUILD)/libpam_arca.so $(BUILD)/pam_arca.so.install
 	install -d -m 0755 $(BINDIR) $(SBINDIR) $(PAMDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(MANDIR)/man7 $(MANDIR)/man8
 	install -m 0755 $(BUILD)/arca $(BINDIR)/arca
 	install -m 0755 $(BUILD)/arcad $(SBINDIR)/arcad

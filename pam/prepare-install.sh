@@ -7,8 +7,8 @@
 #   libraries are the system's), and with it each login's dlopen probes ~24 missing paths under
 #   security/.
 # - no libm.so.6 among the libraries it needs: the Swift runtime refers to 51 libm functions, which
-#   Sources/PAMShim/libm.c defines in the module (each loads libm's own on its first call, which no
-#   login step makes), so that a login process, which has no libm loaded, does not map and
+#   Sources/PAMShim/libm.c defines in the module (each loads libm's own on its first call, which
+#   none of Arca's code makes), so that a login process, which has no libm loaded, does not map and
 #   relocate it for the module. The swiftc driver puts its -lm where no --as-needed can reach it,
 #   so it is dropped here, and only after checking that the module imports no symbol libm
 #   defines: should a toolchain's runtime come to call one that libm.c does not forward, this
@@ -21,11 +21,11 @@ command -v "$PATCHELF" >/dev/null ||
     { echo "pam/prepare-install.sh: $PATCHELF is missing (make deps installs patchelf)" >&2; exit 1; }
 [ -f "$module" ] || { echo "pam/prepare-install.sh: $module: no such module" >&2; exit 1; }
 needed=$(readelf -d "$module" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-# The libm the module was linked against, as the loader would find it.
-libm=$(ldd "$module" | awk '$1 == "libm.so.6" {print $3}')
 if grep -qx libm.so.6 <<<"$needed"; then
+    # The libm the module was linked against, as the loader would find it.
+    libm=$(ldd "$module" 2>/dev/null | awk '$1 == "libm.so.6" {print $3}') || libm=""
     [ -n "$libm" ] && [ -f "$libm" ] ||
-        { echo "pam/prepare-install.sh: libm.so.6 not found for $module" >&2; exit 1; }
+        { echo "pam/prepare-install.sh: libm.so.6 not found for $module (ldd): nothing was written" >&2; exit 1; }
     # Undefined symbols of the module that libm defines (versions stripped on both sides).
     from_libm=$(comm -12 \
         <(nm -D --undefined-only "$module" | awk '{print $2}' | sed 's/@.*//' | sort -u) \

@@ -108,11 +108,19 @@ public enum Argon2id {
     static func distribute(units: Double, floorMiB: Int, ceilingMiB: Int) -> (UInt64, Int) {
         let atFloor = units / Double(floorMiB)
         if atFloor < 3 {
-            return (UInt64(max(1, atFloor.rounded())), floorMiB << 20)
+            return (max(1, nearest(atFloor)), floorMiB << 20)
         }
         let mib = min(Double(ceilingMiB), units / 3)
         let wholeMiB = max(floorMiB, (Int(mib) >> 2) << 2)  // multiples of 4 MiB
-        return (UInt64(max(3, (units / Double(wholeMiB)).rounded())), wholeMiB << 20)
+        return (max(3, nearest(units / Double(wholeMiB))), wholeMiB << 20)
+    }
+
+    /// `value` to the nearest integer, halves up, by truncation, within 0...1e15 (a negative
+    /// value or NaN gives 0, never a trap): not `rounded()`, which calls libm's `round`, and
+    /// pam_arca.so's enrollment (a user's first login) runs this, in a module that carries no
+    /// libm (Sources/PAMShim/libm.c; Tests/integration/01 checks no Arca code calls libm).
+    static func nearest(_ value: Double) -> UInt64 {
+        UInt64(min(max(0, value), 1e15) + 0.5)
     }
 
     /// Wall-clock seconds one derivation with `parameters` takes here.

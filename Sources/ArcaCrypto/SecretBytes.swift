@@ -100,7 +100,10 @@ public final class SecretBytes: @unchecked Sendable {
     /// the first time in a process: a fresh login's open_session, bench/pam/callgrind.sh).
     @inlinable
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try body(UnsafeRawBufferPointer(start: storage, count: count))
+        // Inlined, the last use of `self` would be the load of `storage`: keep the object (whose
+        // deinit wipes and frees the bytes) alive until `body` has returned.
+        defer { withExtendedLifetime(self) {} }
+        return try body(UnsafeRawBufferPointer(start: storage, count: count))
     }
 
     /// Borrows the secret bytes mutably for the duration of `body`; throws what `body` throws.
@@ -109,7 +112,8 @@ public final class SecretBytes: @unchecked Sendable {
     public func withUnsafeMutableBytes<R, E: Error>(_ body: (UnsafeMutableRawBufferPointer) throws(E) -> R) throws(E)
         -> R
     {
-        try body(UnsafeMutableRawBufferPointer(start: storage, count: count))
+        defer { withExtendedLifetime(self) {} }  // as in withUnsafeBytes
+        return try body(UnsafeMutableRawBufferPointer(start: storage, count: count))
     }
 
     /// Zeroes the bytes now, over the full capacity. The value stays usable and

@@ -6,17 +6,20 @@
  *
  * Why: a login process (/bin/login, sshd's session child) has no libm loaded. As a DT_NEEDED
  * library of the module, libm was mapped, relocated and searched for those 51 symbols in every
- * login's pam_start, although no login step calls any of them (bench/pam: a fresh process's
- * dlopen of the module). Should one be called, libm is loaded then, once, and kept.
+ * login's pam_start (bench/pam: a fresh process's dlopen of the module), although none of
+ * Arca's code calls them (Tests/integration/01-static-binaries.sh checks that no Arca function
+ * calls a forwarder: only the standard library's own, unused, math does). Should one be called,
+ * libm is loaded then, once, and kept.
  *
- * How: these definitions are linked into the module ahead of the -lm that -static-stdlib
- * adds, so the linker resolves the runtime's references here; --as-needed (Package.swift,
- * pamModuleLinkage) then leaves libm out of DT_NEEDED. The version script keeps the names
- * local: the module never offers them to the process. Tests/integration/01-static-binaries.sh
- * checks that the module imports nothing from libm and that every forwarder returns exactly
- * what libm returns.
+ * How: these definitions are linked into the module ahead of the -lm that -static-stdlib adds,
+ * so the linker resolves the runtime's references here and the module imports nothing from
+ * libm; the build's module still lists libm.so.6 as needed (the driver's -lm comes where no
+ * --as-needed reaches it), and pam/prepare-install.sh removes it from the installed one. The
+ * version script keeps the names local: the module never offers them to the process. 01 also
+ * checks that every forwarder returns exactly what libm returns, errno included.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -37,12 +40,15 @@ static void *arca_libm(const char *name) {
     return function;
 }
 
-/* `resolved`: libm's `name`, looked up on the first call and kept in `real`. */
+/* `resolved`: libm's `name`, looked up on the first call and kept in `real`; errno as the
+ * caller left it (dlopen and dlsym may change it), so that what libm sets is all it sees. */
 #define ARCA_RESOLVED(name)                                              \
     __typeof__(real) resolved = __atomic_load_n(&real, __ATOMIC_ACQUIRE); \
     if (resolved == NULL) {                                              \
+        int saved = errno;                                               \
         resolved = (__typeof__(real))arca_libm(#name);                   \
         __atomic_store_n(&real, resolved, __ATOMIC_RELEASE);             \
+        errno = saved;                                                   \
     }
 
 #define ARCA_LIBM1(T, name)                                              \

@@ -68,6 +68,20 @@ struct CalibrationArithmeticTests {
         #expect(Argon2id.distribute(units: 1200, floorMiB: 64, ceilingMiB: 1024) == (3, 400 << 20))
         #expect(Argon2id.distribute(units: 1203, floorMiB: 64, ceilingMiB: 1024) == (3, 400 << 20))
         #expect(Argon2id.distribute(units: 6144, floorMiB: 64, ceilingMiB: 1024) == (6, 1 << 30))
+        // Halves round up, as rounded() did, without libm (Argon2id.nearest).
+        #expect(Argon2id.distribute(units: 160, floorMiB: 64, ceilingMiB: 1024) == (3, 64 << 20))
+        #expect(Argon2id.distribute(units: 96, floorMiB: 64, ceilingMiB: 1024) == (2, 64 << 20))
+        #expect(Argon2id.distribute(units: 95.9, floorMiB: 64, ceilingMiB: 1024) == (1, 64 << 20))
+    }
+
+    @Test("nearest: halves up; negative, NaN and infinite timings give bounds, never a trap")
+    func nearest() {
+        #expect(Argon2id.nearest(2.5) == 3)
+        #expect(Argon2id.nearest(2.4999) == 2)
+        #expect(Argon2id.nearest(0) == 0)
+        #expect(Argon2id.nearest(-7.5) == 0)
+        #expect(Argon2id.nearest(.nan) == 0)
+        #expect(Argon2id.nearest(.infinity) == 1_000_000_000_000_000)
     }
 }
 

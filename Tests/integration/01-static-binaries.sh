@@ -48,15 +48,36 @@ rm -f "$symbols"
 check "pam_arca.so imports none of the overlay's libm wrappers (tgammal)" \
     sh -c "! nm -D --undefined-only '$build/libpam_arca.so' | grep -qw tgammal"
 # libm's 51 functions the runtime refers to are the module's own forwarders (Sources/PAMShim/libm.c),
-# so that the installed module needs no libm.so.6 (pam/prepare-install.sh drops it, 02 checks): the
-# module imports none of libm's symbols, and each forwarder returns libm's bits and errno.
-libm=$(ldd "$build/libpam_arca.so" | awk '$1 == "libm.so.6" {print $3}')
-check "libm.so.6 found for the libm comparison ($libm)" test -f "$libm"
-from_libm=$(comm -12 <(nm -D --undefined-only "$build/libpam_arca.so" | awk '{print $2}' | sed 's/@.*//' | sort -u) \
-    <(nm -D --defined-only "$libm" | awk '{print $3}' | sed 's/@.*//' | sort -u) | tr '\n' ' ')
-imports=$(nm -D --undefined-only "$build/libpam_arca.so" | wc -l)
-check "pam_arca.so imports symbols ($imports), none that libm defines (${from_libm:-none})" \
-    test "$imports" -gt 50 -a -z "$from_libm"
+# so that the installed module needs no libm.so.6 (02 checks it): pam/prepare-install.sh, which make
+# install runs, refuses a module that imports any symbol libm defines; no Arca function calls a
+# forwarder (only the standard library's own math does, which Arca does not use), so no login
+# loads libm; and each forwarder returns libm's bits and errno.
+prepared=$(mktemp)
+check "pam/prepare-install.sh accepts the module: it imports nothing libm defines" \
+    bash "$(dirname "$0")/../../pam/prepare-install.sh" "$build/libpam_arca.so" "$prepared"
+check "the prepared module needs no libm.so.6 (the build's does)" sh -c \
+    "readelf -d '$build/libpam_arca.so' | grep -q 'libm\.so' && ! readelf -d '$prepared' | grep -q 'libm\.so'"
+rm -f "$prepared"
+check "no Arca function calls a libm forwarder" python3 -c "
+import re, subprocess, sys
+names = {f + s for f in ('ceil floor trunc round rint nearbyint sqrt cos sin exp exp2 log log2 log10 fmod '
+                         'remainder fma').split() for s in ('', 'f', 'l')}
+out = subprocess.run(['objdump', '-d', '--no-show-raw-insn', '$build/libpam_arca.so'],
+                     capture_output=True, text=True, check=True).stdout
+function, callers, calls = '', set(), 0
+for line in out.splitlines():
+    header = re.match(r'^[0-9a-f]+ <(.+)>:$', line)
+    if header:
+        function = header.group(1)
+        continue
+    target = re.search(r'\\b(?:call|jmp)\\s+[0-9a-f]+ <([^>+]+)>', line)
+    if target and target.group(1) in names:
+        calls += 1
+        if re.match(r'\\\$s[0-9]+Arca', function) or function.startswith(('arca', 'pam_sm')):
+            callers.add(function)
+print(f'{calls} calls to forwarders; from Arca: {sorted(callers)}')
+sys.exit(1 if calls == 0 or callers else 0)
+"
 forwarders=$(mktemp)
 check "libm forwarders compile without -lm" clang -O2 -fno-builtin -Wall -o "$forwarders" \
     "$(dirname "$0")/libm-forwarders.c" "$(dirname "$0")/../../Sources/PAMShim/libm.c"

@@ -1,19 +1,25 @@
 # Shared by Tests/integration/3x-pam-*.sh (sourced; not a test itself, hence
 # not *.sh). Runs pam_arca.so from $ARCA_BUILD under pam_wrapper against the
-# recording stand-in for arcad, with throwaway users removed on exit.
+# recording stand-in for arcad, with throwaway users removed on exit. The module
+# is the one make install ships: pam/prepare-install.sh's copy of the build's
+# (no RUNPATH, no libm.so.6), so every flow, enrollment's calibration included,
+# runs without libm loaded.
 set -euo pipefail
 build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
-module=$build/libpam_arca.so
+built_module=$build/libpam_arca.so
 recorder=$build/arca-test-arcad-recorder
 driver=$build/arca-test-pam-driver
 wrapdir=/usr/lib/x86_64-linux-gnu/pam_wrapper
-for f in "$module" "$recorder" "$driver" "$wrapdir/pam_set_items.so" /usr/lib/x86_64-linux-gnu/libpam_wrapper.so; do
+for f in "$built_module" "$recorder" "$driver" "$wrapdir/pam_set_items.so" /usr/lib/x86_64-linux-gnu/libpam_wrapper.so; do
     [ -e "$f" ] || { echo "FAIL missing $f (make build; apt-get install libpam-wrapper)"; exit 1; }
 done
 [ "$(id -u)" -eq 0 ] || { echo "FAIL must run as root (useradd, setpriv)"; exit 1; }
 work=$(mktemp -d /tmp/arca-pam-test.XXXXXX)
 chmod 0755 "$work"
 mkdir -m 0755 "$work/svc"
+module=$work/pam_arca.so
+bash "$(dirname "${BASH_SOURCE[0]}")/../../pam/prepare-install.sh" "$built_module" "$module" ||
+    { echo "FAIL pam/prepare-install.sh $built_module"; rm -rf "$work"; exit 1; }
 sock=$work/arcad.sock
 record=$work/record
 pass=0 fail=0 recorder_pid="" created_users=() created_files=()

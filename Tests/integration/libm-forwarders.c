@@ -1,7 +1,8 @@
 /*
  * Tests/integration/01-static-binaries.sh compiles this with Sources/PAMShim/libm.c and without
  * -lm, so that each call below goes to the module's forwarder, and compares it with libm's own
- * function (dlopen, dlsym) on the same inputs: the same bits and the same errno, for all 51.
+ * function (dlopen, dlsym) on the same inputs: the same bits and the same errno, for all 51, and
+ * the caller's errno kept across the first call (which loads libm).
  * Prints one line per function and "forwarders: N checked, M differ"; exits 1 on a difference.
  */
 #include <dlfcn.h>
@@ -83,7 +84,14 @@ int main(void) {
         printf("libm.so.6 was loaded at start: the forwarders are not what is tested\n");
         return 1;
     }
-    (void)sqrt((double)inputs[0]);
+    /* The first call loads libm and looks the function up: errno stays as the caller left it
+     * (floor sets none), whatever dlopen and dlsym did to it. */
+    errno = 77;
+    volatile double first = floor((double)inputs[1]);
+    if (errno != 77 || first != -3.0) {
+        printf("the first forwarded call changed errno to %d or returned %g\n", errno, first);
+        return 1;
+    }
     if (dlopen("libm.so.6", RTLD_NOLOAD | RTLD_NOW) == NULL) {
         printf("the first forwarded call did not load libm.so.6\n");
         return 1;

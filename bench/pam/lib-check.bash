@@ -89,7 +89,7 @@ cleanup_bench_arcad() {
 # stripped, only its debug information removed (callgrind names the functions by the symbol table).
 installed_module() {
     local module=$1 out=$2
-    if nm --defined-only "$module" 2>/dev/null | awk '$3 == "sqrt" {found = 1} END {exit !found}'; then
+    if ! nm -D --undefined-only "$module" 2>/dev/null | awk '$2 ~ /^sqrt(@|$)/ {found = 1} END {exit !found}'; then
         bash pam/prepare-install.sh "$module" "$out.prepared" ||
             { echo "bench: pam/prepare-install.sh $module failed" >&2; exit 1; }
     else # a build from before Sources/PAMShim/libm.c (paired.sh against an old build): RUNPATH only

@@ -39,7 +39,7 @@ trap cleanup EXIT
 chmod 0755 "$work"
 mkdir "$work/svc"
 # shellcheck source=SCRIPTDIR/lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh; check_arcad_log: arcad really unlocked and counted each login
+. bench/pam/lib-check.bash # compile_fresh, installed_module; check_arcad_log: arcad really unlocked and counted each login
 compile_fresh "$work/fresh-c"
 setup() { # NAME BUILD
     local name=$1 build user=arca-paired-$1-$$ uid i class

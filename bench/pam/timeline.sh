@@ -35,7 +35,7 @@ arcad_pid="" strace_pid=""
 # shellcheck source=SCRIPTDIR/../../Tests/integration/lib-arcad.bash
 . Tests/integration/lib-arcad.bash # drop_parked
 # shellcheck source=SCRIPTDIR/lib-check.bash
-. bench/pam/lib-check.bash # compile_fresh, check_arcad_log, start_bench_arcad, cleanup_bench_arcad, stop
+. bench/pam/lib-check.bash # compile_fresh, check_arcad_log, start_bench_arcad, cleanup_bench_arcad, stop, installed_module
 work=$(mktemp -d /tmp/arca-timeline.XXXXXX)
 trap cleanup_bench_arcad EXIT
 chmod 0755 "$work"

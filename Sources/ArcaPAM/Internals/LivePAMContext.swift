@@ -49,8 +49,10 @@ final class LivePAMContext: PAMContext {
     /// answer is kept with the handle (`pam_set_data`, ``knownUserName``) for the later steps of
     /// the same transaction (auth, open_session and close_session each need the uid, and
     /// each `getpwnam_r` reads and parses the password database again). Reused only for the
-    /// same bytes of `PAM_USER`: a name set anew, or equal only in Unicode's canonical
-    /// sense (Swift's `==`), is looked up again.
+    /// same bytes of `PAM_USER`: a different name, even one equal in Unicode's canonical sense
+    /// (Swift's `==`), is looked up again. The answer lives as long as the handle (`pam_end`
+    /// releases it): a transaction, or a screen locker's one long-lived handle, where arcad
+    /// checks the caller's uid itself.
     func uid(ofUser name: String) -> UInt32? {
         var data: UnsafeRawPointer?
         if pam_get_data(handle, Self.knownUserName, &data) == PAM_SUCCESS, let data {
