@@ -8,9 +8,15 @@ extension PAMModule {
     func openSession() throws(ModuleError) -> PAMResult {
         let (user, uid) = try currentUser()
         // Idempotent per handle: a second open must not orphan the first token.
-        if let open = SessionStash.parse(context.stashed(name: SessionStash.name)), open.uid == uid {
-            debug("a session of \(user) is already open in this handle")
-            return .success
+        if let open = SessionStash.parse(context.stashed(name: SessionStash.name)) {
+            if open.uid == uid {
+                debug("a session of \(user) is already open in this handle")
+                return .success
+            }
+            // PAM_USER changed since this handle opened a session for another user: close that
+            // one first. Its token lives only here, and close_session will present the new one,
+            // so arcad would count the old session until its process ends.
+            closeReplaced(open)
         }
         var firstFailure: ModuleError?
         let token: SecretBytes
@@ -149,6 +155,19 @@ extension PAMModule {
             throw .arcadRefused(request: .enroll, status: status, message: message)
         case let other:
             throw unexpected(other, to: .enroll)
+        }
+    }
+
+    /// Closes the session of another uid this handle opened (see ``openSession()``) and drops
+    /// its token. A failure is logged and does not stop the new session from opening.
+    private func closeReplaced(_ open: SessionStash) {
+        context.removeStash(name: SessionStash.name)
+        do throws(ModuleError) {
+            try expectOK(.closeSession(uid: open.uid, token: open.token.requestBytes()))
+            info("closed the session of uid \(open.uid) this handle had opened before PAM_USER changed")
+        } catch {
+            let outcome = error.outcome
+            context.log(outcome.priority, outcome.message)
         }
     }
 

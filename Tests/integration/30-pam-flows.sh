@@ -192,6 +192,24 @@ expect_lines "PAM_USER set anew after auth: the session is the new user's, not a
     "kdfParameters uid=$uid2 peer=0 -> none" \
     "openSession uid=$uid token=$H service=login-no-enroll tty=- rhost=- ruser=- peer=0 -> ok" \
     "closeSession uid=$uid token=$H peer=0 -> ok"
+# A second open_session after PAM_USER changed: the first user's session is closed with its own
+# token, not orphaned (arcad would count it until the process ends, and that vault would not lock).
+out=$(PAM_AUTHTOK=pw wrapped "$driver" login-no-enroll $u2 auth open user:$u open close)
+expect "open, PAM_USER set anew, open again, close: codes" "$(tr '\n' ' ' <<<"$out")" \
+    "auth 0 open 0 user:$u 0 open 0 close 0 end "
+r=$(requests)
+expect_lines "the first user's session is closed before the second opens" "$r" \
+    "kdfParameters uid=$uid2 peer=0 -> none" \
+    "openSession uid=$uid2 token=$H service=login-no-enroll tty=- rhost=- ruser=- peer=0 -> ok" \
+    "closeSession uid=$uid2 token=$H peer=0 -> ok" \
+    "openSession uid=$uid token=$H service=login-no-enroll tty=- rhost=- ruser=- peer=0 -> ok" \
+    "closeSession uid=$uid token=$H peer=0 -> ok"
+expect "the replaced session is closed with its own token" \
+    "$(field "$(grep "^closeSession uid=$uid2 " <<<"$r")" token)" "$(field "$(grep "^openSession uid=$uid2 " <<<"$r")" token)"
+expect "the last close presents the second session's token" \
+    "$(field "$(grep "^closeSession uid=$uid " <<<"$r")" token)" "$(field "$(grep "^openSession uid=$uid " <<<"$r")" token)"
+expect_lines "the replaced session's close is logged" "$(syslog)" \
+    "6 closed the session of uid $uid2 this handle had opened before PAM_USER changed"
 rc=0; PAM_AUTHTOK=pw wrapped pamtester login-sshd-only $u2 authenticate open_session close_session >/dev/null || rc=$?
 expect "only_if=sshd,gdm-password on service login: PAM_IGNORE everywhere" "$rc" 0
 expect "only_if: nothing sent to arcad" "$(requests)" ""
