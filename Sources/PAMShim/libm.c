@@ -23,6 +23,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "libm_functions.h"
+
 /* libm's function `name`. libm ships with the C library the module runs on, so a missing
  * libm or symbol means a broken system; the caller asked for a value it cannot be given,
  * and returning any number would be a silent wrong answer: abort. */
@@ -42,54 +44,38 @@ static void *arca_libm(const char *name) {
 
 /* `resolved`: libm's `name`, looked up on the first call and kept in `real`; errno as the
  * caller left it (dlopen and dlsym may change it), so that what libm sets is all it sees. */
-#define ARCA_RESOLVED(name)                                              \
-    __typeof__(real) resolved = __atomic_load_n(&real, __ATOMIC_ACQUIRE); \
-    if (resolved == NULL) {                                              \
-        int saved = errno;                                               \
-        resolved = (__typeof__(real))arca_libm(#name);                   \
-        __atomic_store_n(&real, resolved, __ATOMIC_RELEASE);             \
-        errno = saved;                                                   \
+#define ARCA_RESOLVED(name)                                                   \
+    __typeof__(real) resolved = __atomic_load_n(&real, __ATOMIC_ACQUIRE);     \
+    if (resolved == NULL) {                                                   \
+        int saved = errno;                                                    \
+        resolved = (__typeof__(real))arca_libm(#name);                        \
+        __atomic_store_n(&real, resolved, __ATOMIC_RELEASE);                  \
+        errno = saved;                                                        \
     }
 
-#define ARCA_LIBM1(T, name)                                              \
-    T name(T x) {                                                        \
-        static T (*real)(T);                                             \
-        ARCA_RESOLVED(name)                                    \
-        return resolved(x);                                              \
+#define ARCA_LIBM1(T, name)                                                   \
+    T name(T x) {                                                             \
+        static T (*real)(T);                                                  \
+        ARCA_RESOLVED(name)                                                   \
+        return resolved(x);                                                   \
     }
-#define ARCA_LIBM2(T, name)                                              \
-    T name(T x, T y) {                                                   \
-        static T (*real)(T, T);                                          \
-        ARCA_RESOLVED(name)                                 \
-        return resolved(x, y);                                           \
+#define ARCA_LIBM2(T, name)                                                   \
+    T name(T x, T y) {                                                        \
+        static T (*real)(T, T);                                               \
+        ARCA_RESOLVED(name)                                                   \
+        return resolved(x, y);                                                \
     }
-#define ARCA_LIBM3(T, name)                                              \
-    T name(T x, T y, T z) {                                              \
-        static T (*real)(T, T, T);                                       \
-        ARCA_RESOLVED(name)                              \
-        return resolved(x, y, z);                                        \
+#define ARCA_LIBM3(T, name)                                                   \
+    T name(T x, T y, T z) {                                                   \
+        static T (*real)(T, T, T);                                            \
+        ARCA_RESOLVED(name)                                                   \
+        return resolved(x, y, z);                                             \
     }
 
 /* Each function in its double, float and long double forms. */
-#define ARCA_LIBM_ALL(arity, name)        \
-    ARCA_LIBM##arity(double, name)        \
-    ARCA_LIBM##arity(float, name##f)      \
+#define ARCA_LIBM_ALL(arity, name)                                            \
+    ARCA_LIBM##arity(double, name)                                            \
+    ARCA_LIBM##arity(float, name##f)                                          \
     ARCA_LIBM##arity(long double, name##l)
 
-ARCA_LIBM_ALL(1, ceil)
-ARCA_LIBM_ALL(1, floor)
-ARCA_LIBM_ALL(1, trunc)
-ARCA_LIBM_ALL(1, round)
-ARCA_LIBM_ALL(1, rint)
-ARCA_LIBM_ALL(1, nearbyint)
-ARCA_LIBM_ALL(1, sqrt)
-ARCA_LIBM_ALL(1, cos)
-ARCA_LIBM_ALL(1, sin)
-ARCA_LIBM_ALL(1, exp)
-ARCA_LIBM_ALL(1, exp2)
-ARCA_LIBM_ALL(1, log)
-ARCA_LIBM_ALL(1, log2)
-ARCA_LIBM_ALL(1, log10)
-ARCA_LIBM_ALL(2, fmod)
-ARCA_LIBM_ALL(2, remainder)
-ARCA_LIBM_ALL(3, fma)
+ARCA_LIBM_FUNCTIONS(ARCA_LIBM_ALL)

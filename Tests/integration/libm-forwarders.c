@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "libm_functions.h" /* Sources/PAMShim: the functions forwarded */
+
 static void *libm;
 static int checked, differ;
 
@@ -97,23 +99,7 @@ int main(void) {
         return 1;
     }
     libm = dlopen("libm.so.6", RTLD_NOW);
-    CHECK_ALL(1, ceil)
-    CHECK_ALL(1, floor)
-    CHECK_ALL(1, trunc)
-    CHECK_ALL(1, round)
-    CHECK_ALL(1, rint)
-    CHECK_ALL(1, nearbyint)
-    CHECK_ALL(1, sqrt)
-    CHECK_ALL(1, cos)
-    CHECK_ALL(1, sin)
-    CHECK_ALL(1, exp)
-    CHECK_ALL(1, exp2)
-    CHECK_ALL(1, log)
-    CHECK_ALL(1, log2)
-    CHECK_ALL(1, log10)
-    CHECK_ALL(2, fmod)
-    CHECK_ALL(2, remainder)
-    CHECK_ALL(3, fma)
+    ARCA_LIBM_FUNCTIONS(CHECK_ALL)
     printf("forwarders: %d checked, %d differ\n", checked, differ);
     return differ == 0 ? 0 : 1;
 }

@@ -54,18 +54,11 @@ final class LivePAMContext: PAMContext {
     /// releases it): a transaction, or a screen locker's one long-lived handle, where arcad
     /// checks the caller's uid itself.
     func uid(ofUser name: String) -> UInt32? {
-        var data: UnsafeRawPointer?
-        if pam_get_data(handle, Self.knownUserName, &data) == PAM_SUCCESS, let data {
-            let known = Unmanaged<KnownUser>.fromOpaque(data).takeUnretainedValue()
-            if known.name.utf8.elementsEqual(name.utf8) { return known.uid }
+        if let known = kept(Self.knownUserName, as: KnownUser.self), known.name.utf8.elementsEqual(name.utf8) {
+            return known.uid
         }
         guard let uid = lookUpUID(name) else { return nil }
-        let box = Unmanaged.passRetained(KnownUser(name: name, uid: uid)).toOpaque()
-        let rc = pam_set_data(handle, Self.knownUserName, box) { _, data, _ in
-            guard let data else { return }
-            Unmanaged<KnownUser>.fromOpaque(data).release()
-        }
-        if rc != PAM_SUCCESS { Unmanaged<KnownUser>.fromOpaque(box).release() }
+        _ = keep(KnownUser(name: name, uid: uid), name: Self.knownUserName)
         return uid
     }
 
@@ -99,23 +92,34 @@ final class LivePAMContext: PAMContext {
     /// The corresponding C function is `pam_set_data`; its cleanup releases
     /// the box, whose `SecretBytes` zeroes and frees the copy.
     func stash(_ value: SecretBytes, name: String) -> Bool {
-        let box = Unmanaged.passRetained(StashBox(value)).toOpaque()
-        let rc = pam_set_data(handle, name, box) { _, data, _ in
-            guard let data else { return }
-            Unmanaged<StashBox>.fromOpaque(data).release()
-        }
-        guard rc == PAM_SUCCESS else {
-            Unmanaged<StashBox>.fromOpaque(box).release()
-            return false
-        }
-        return true
+        keep(StashBox(value), name: name)
     }
 
     /// The corresponding C function is `pam_get_data`.
     func stashed(name: String) -> SecretBytes? {
+        try? kept(name, as: StashBox.self)?.secret.copy()
+    }
+
+    /// Keeps `object` with the handle under `name` (`pam_set_data`), replacing what was there,
+    /// whose cleanup runs; the cleanup releases the object (at `pam_end` at the latest). Released
+    /// at once when libpam refuses it.
+    private func keep(_ object: AnyObject, name: String) -> Bool {
+        let box = Unmanaged.passRetained(object).toOpaque()
+        let rc = pam_set_data(handle, name, box) { _, data, _ in
+            guard let data else { return }
+            Unmanaged<AnyObject>.fromOpaque(data).release()
+        }
+        if rc != PAM_SUCCESS { Unmanaged<AnyObject>.fromOpaque(box).release() }
+        return rc == PAM_SUCCESS
+    }
+
+    /// What ``keep(_:name:)`` kept under `name`. Each name (`arca:…`, this module's own) only
+    /// ever holds one class, so the object is taken as a `T` without a run-time cast (a cast
+    /// would look types up by name in a fresh login process).
+    private func kept<T: AnyObject>(_ name: String, as type: T.Type) -> T? {
         var value: UnsafeRawPointer?
         guard pam_get_data(handle, name, &value) == PAM_SUCCESS, let value else { return nil }
-        return try? Unmanaged<StashBox>.fromOpaque(value).takeUnretainedValue().secret.copy()
+        return unsafeDowncast(Unmanaged<AnyObject>.fromOpaque(value).takeUnretainedValue(), to: type)
     }
 
     /// Replacing the data with nothing runs the old cleanup, which zeroes it.
