@@ -106,7 +106,7 @@ let package = Package(
 
         // Executables.
         .executableTarget(
-            name: "arcad", dependencies: ["ArcaDaemon", "ArcaSystem"], linkerSettings: staticExecutable),
+            name: "arcad", dependencies: ["ArcaDaemon", "ArcaKeyring", "ArcaSystem"], linkerSettings: staticExecutable),
         // The CLI's logic is a library (no unsafe flags) so its tests parse in-process.
         .target(
             name: "ArcaCLI", dependencies: ["ArcaSystem", "ArcaClient", "ArcaProtocol", "ArcaKeyring", "ArcaCrypto"]),

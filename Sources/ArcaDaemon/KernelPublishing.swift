@@ -94,8 +94,10 @@ public final class KernelKeyring: KernelPublishing, Sendable {
 
     /// Places items within `budget` (arca.conf's `kernel_*` keys), and parks held keys
     /// in root's keyring under a name derived from `stateDirectory` (none: no parking).
-    public init(budget: KernelBudget = KernelBudget(), stateDirectory: String? = nil) {
-        layout = KeyringLayout(budget: budget)
+    /// `anchorIn`: where the layout keeps its hold on users' `@u` (arcad: its private
+    /// session keyring; `KeyringLayout.init(budget:anchorIn:)`).
+    public init(budget: KernelBudget = KernelBudget(), stateDirectory: String? = nil, anchorIn: KeySerial? = nil) {
+        layout = KeyringLayout(budget: budget, anchorIn: anchorIn)
         parking = stateDirectory.map { KeyParking(stateDirectory: $0) }
     }
 

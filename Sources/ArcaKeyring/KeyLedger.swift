@@ -27,6 +27,11 @@ final class KeyLedger: Sendable {
         /// Classes for which `/proc/keys` was searched once for rings made before this
         /// ledger (an earlier arcad): from then on the ledger knows all of them.
         var scanned: Set<KeyringClass> = []
+        /// The uid's `@u`, once the uid-switch child has linked it into this process's
+        /// anchor (`UserKeyringAnchor`): rings are linked into it without a child.
+        var userKeyring: KeySerial?
+        /// How many times a ring was published through the child (the tests count them).
+        var childPublications = 0
         /// What the uid's class rings cost, for its budget (service grants are the
         /// administrator's and not counted).
         func cost(excluding excluded: KeyringClass? = nil) -> KeyCost {

@@ -99,6 +99,7 @@ extension KeyringLayout {
             let failed = destroy(targets)
             report.destroyed = Set(targets).count - failed.count
             report.notDestroyed = failed.count
+            if let home = user.userKeyring { anchor?.forget(home) }
             user = KeyLedger.User()
             user.leftovers = failed
             do {

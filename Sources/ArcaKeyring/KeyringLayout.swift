@@ -19,7 +19,10 @@ import ArcaCrypto
 /// arcad owns what it makes: the serial of every ring and key is kept in a
 /// ledger, and removal invalidates those serials (the kernel zeroes them at
 /// once), never looking anything up through the user's own keyrings, and with
-/// no child process. Without the ledger (after a restart) the keys are found in
+/// no child process. Linking a ring into `@u` takes a uid-switch child; with an
+/// anchor (`init(budget:anchorIn:)`, as arcad runs it) only the first time for
+/// each uid: the child also links `@u` into the anchor, through which the
+/// publishing thread possesses it for one `keyctl_link` (`UserKeyringAnchor`). Without the ledger (after a restart) the keys are found in
 /// `/proc/keys` by owner (root) and group tag (the uid). Each uid has its own
 /// lock; no lock is shared between uids. Calls are synchronous and must not be
 /// spread over an `await`: staging happens in the thread's keyring.
@@ -36,9 +39,18 @@ public struct KeyringLayout: Sendable {
     /// How much of root's quota each uid's rings may take.
     public let budget: KernelBudget
     let ledger = KeyLedger()
+    /// Lets rings be linked into an anchored `@u` without the uid-switch child.
+    let anchor: UserKeyringAnchor?
 
     /// A layout with an empty ledger (it learns what is in the kernel from `/proc/keys`).
-    public init(budget: KernelBudget = KernelBudget()) { self.budget = budget }
+    /// `anchorIn`: a keyring every thread of the process shares and no other process
+    /// does (arcad's private session keyring), where the layout keeps its hold on the
+    /// user keyrings it has published into (`UserKeyringAnchor`), so that only a uid's
+    /// first ring needs the uid-switch child; nil: every ring needs it.
+    public init(budget: KernelBudget = KernelBudget(), anchorIn place: KeySerial? = nil) {
+        self.budget = budget
+        anchor = place.map(UserKeyringAnchor.init(holderIn:))
+    }
 
     /// Replaces user `uid`'s ring of class `class` by a new ring holding `items`.
     /// Items that cannot be loaded (too large, over budget) are reported, not
@@ -60,7 +72,7 @@ public struct KeyringLayout: Sendable {
                 throw error
             }
             do throws(KeyringError) {
-                _ = try UserKeyringSwitch.run(uid: uid, find: nil, link: built.ring.ring.rawValue)
+                try publish(built.ring.ring, into: &user, uid: uid)
             } catch {
                 _ = destroy(built.ring.serials)
                 try retire(&user, uid: uid, class: itemClass, sparing: [])
@@ -169,6 +181,23 @@ public struct KeyringLayout: Sendable {
     }
 
     // MARK: - Internals
+
+    /// Links `ring` into `@u` of `uid`: directly when this process already possesses
+    /// that `@u` (`UserKeyringAnchor`), otherwise through the uid-switch child, which
+    /// also anchors `@u` for the next time. A direct link that fails for any reason
+    /// (the user invalidated or revoked `@u`, or took the possessor's write away)
+    /// forgets the anchored serial and goes through the child, which decides.
+    func publish(_ ring: KeySerial, into user: inout KeyLedger.User, uid: UInt32) throws(KeyringError) {
+        let possessed = try? anchor?.possess()
+        defer { if let possessed { anchor?.release(possession: possessed) } }
+        if let home = user.userKeyring {
+            if possessed != nil, UserKeyringAnchor.link(ring, into: home, owner: uid) { return }
+            user.userKeyring = nil
+        }
+        user.childPublications += 1
+        let outcome = try UserKeyringSwitch.run(uid: uid, find: nil, link: ring.rawValue, anchor: possessed)
+        if outcome.anchored { user.userKeyring = KeySerial(rawValue: outcome.userKeyring) }
+    }
 
     /// Destroys what `user` holds of `itemClass` (and any leftovers of earlier
     /// failures) except `sparing`; without a ledger entry, what `/proc/keys` shows.

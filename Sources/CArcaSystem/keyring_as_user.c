@@ -72,7 +72,8 @@ typedef struct {
     uid_t uid;
     int ops;
     const char *description;
-    int32_t ring; /* key_serial_t */
+    int32_t ring;   /* key_serial_t */
+    int32_t anchor; /* key_serial_t */
     arca_user_op_result *result;
 } arca_user_op_request;
 
@@ -117,6 +118,16 @@ static int arca_user_op_child(void *argument) {
             result->step = ARCA_USER_STEP_LINK;
             result->error = (int32_t)-r;
             return 1;
+        }
+    }
+    if (request->ops & ARCA_USER_OP_ANCHOR) {
+        /* Needs link permission on @u as its possessor (the user may have taken it
+         * away) and write on the anchor as its owner (fsuid 0): best effort. */
+        r = arca_raw_syscall(SYS_keyctl, KEYCTL_LINK, KEY_SPEC_USER_KEYRING, request->anchor, 0, 0);
+        if (r < 0) {
+            result->anchor_error = (int32_t)-r;
+        } else {
+            result->anchored = 1;
         }
     }
     if (request->ops & ARCA_USER_OP_RESET) {
@@ -171,11 +182,11 @@ static int arca_user_op_child(void *argument) {
  * stopped it) is killed. Returns 0 and fills `result`; on failure
  * result->step and result->error say what went wrong.
  */
-int arca_keyring_as_user(uid_t uid, int ops, const char *description, int32_t ring, int timeout_ms,
+int arca_keyring_as_user(uid_t uid, int ops, const char *description, int32_t ring, int32_t anchor, int timeout_ms,
                          arca_user_op_result *result) {
     memset(result, 0, sizeof *result);
     _Alignas(16) char stack[ARCA_USER_OP_STACK_SIZE];
-    arca_user_op_request request = {uid, ops, description, ring, result};
+    arca_user_op_request request = {uid, ops, description, ring, anchor, result};
 
     sigset_t all, saved;
     sigfillset(&all);

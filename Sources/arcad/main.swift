@@ -1,4 +1,5 @@
 import ArcaDaemon
+import ArcaKeyring
 import ArcaSystem
 
 #if canImport(Glibc)
@@ -129,7 +130,10 @@ let daemon: Daemon
 let server: Server
 let credentials: CredentialServer
 do {
-    daemon = try Daemon(config: config, publishesParameters: true)
+    // Its hold on users' @u lives in that private session keyring (KeyringLayout).
+    let kernel = KernelKeyring(
+        budget: config.kernelBudget, stateDirectory: config.stateDirectory, anchorIn: .sessionKeyring)
+    daemon = try Daemon(config: config, kernel: kernel, publishesParameters: true)
     daemon.restoreParkedKeys()
     // A user deleted while arcad was down: clear their keyrings now, not in a minute.
     daemon.purgeDeletedUsers()

@@ -8,7 +8,7 @@ import Testing
 extension KeyringRootTests {
     @Test("root: 5,000 items for one user are all readable and the user's quota is charged only the link")
     func fiveThousandItems() throws {
-        try withTwoUsers { owner, _ in
+        try withTwoUsers(farUids: true) { owner, _ in
             // Make @u exist first, so the baseline already includes it.
             #expect(try layout.ring(user: owner.uid, class: .whenUnlocked) == nil)
             let before = try #require(try KeyQuota.current(uid: owner.uid))

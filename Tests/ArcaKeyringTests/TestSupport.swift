@@ -34,9 +34,12 @@ extension TestUser {
 }
 
 /// Two throwaway users; their keyrings are purged and the users removed afterwards.
-func withTwoUsers(_ body: (TestUser, TestUser) throws -> Void) throws {
+/// `farUids`: uids far above useradd's range, which no other test reuses while the
+/// kernel still counts keys of its last owner (tests that compare a uid's key counts).
+func withTwoUsers(farUids: Bool = false, _ body: (TestUser, TestUser) throws -> Void) throws {
     try requireRootAndKeyring()
-    try withThrowawayUsers(2, prefix: "arcakt", cleanup: { _ = KeyringLayout().purge(user: $0.uid) }) { users in
+    let purge = { (user: TestUser) in _ = KeyringLayout().purge(user: user.uid) }
+    try withThrowawayUsers(2, prefix: "arcakt", farUids: farUids, cleanup: purge) { users in
         try body(users[0], users[1])
     }
 }

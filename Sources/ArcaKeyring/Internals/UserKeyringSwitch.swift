@@ -22,6 +22,8 @@ enum UserKeyringSwitch {
         var found: Int32?
         /// With `reset`: `@u`'s permissions before they were put back to the default.
         var previousPermissions: UInt32 = 0
+        /// With `anchor`: whether `@u` is now linked into it.
+        var anchored = false
     }
 
     /// The permissions the kernel gives a new user keyring (5.3 and later), which
@@ -37,12 +39,13 @@ enum UserKeyringSwitch {
 
     /// As user `uid`: optionally find the keyring `description` in `@u`, then
     /// optionally link `ring` into `@u` (displacing the found one), then optionally
-    /// (`reset`, as `@u`'s owner) put back `@u`'s default permissions, then optionally
-    /// clear `@u`. `pollWait` waits by polling `waitpid`, the path taken when
+    /// link `@u` into `anchor` (best effort: `Outcome.anchored` says whether it was),
+    /// then optionally (`reset`, as `@u`'s owner) put back `@u`'s default permissions,
+    /// then optionally clear `@u`. `pollWait` waits by polling `waitpid`, the path taken when
     /// `pidfd_open` fails. The corresponding C function is `arca_keyring_as_user`.
     static func run(
-        uid: UInt32, find description: String?, link ring: Int32? = nil, reset: Bool = false, clear: Bool = false,
-        pollWait: Bool = false
+        uid: UInt32, find description: String?, link ring: Int32? = nil, anchor: KeySerial? = nil, reset: Bool = false,
+        clear: Bool = false, pollWait: Bool = false
     ) throws(KeyringError) -> Outcome {
         var ops: Int32 = 0
         if description != nil { ops |= ARCA_USER_OP_FIND }
@@ -50,14 +53,16 @@ enum UserKeyringSwitch {
         if reset { ops |= ARCA_USER_OP_RESET }
         if clear { ops |= ARCA_USER_OP_CLEAR }
         if pollWait { ops |= ARCA_USER_OP_POLL_WAIT }
+        if anchor != nil { ops |= ARCA_USER_OP_ANCHOR }
         var result = arca_user_op_result()
         let status = (description ?? "").withCString { cDescription in
-            arca_keyring_as_user(uid, ops, cDescription, ring ?? 0, timeoutMilliseconds, &result)
+            arca_keyring_as_user(
+                uid, ops, cDescription, ring ?? 0, anchor?.rawValue ?? 0, timeoutMilliseconds, &result)
         }
         if status == 0 {
             return Outcome(
                 userKeyring: result.user_keyring, found: result.found == 0 ? nil : result.found,
-                previousPermissions: result.old_perm)
+                previousPermissions: result.old_perm, anchored: result.anchored == 1)
         }
         let code = KeyringErrno(rawValue: result.error)
         let operation: String

@@ -30,6 +30,11 @@
 /* Wait for the child by polling waitpid, the path taken when pidfd_open fails;
  * lets tests prove that path is bounded too. */
 #define ARCA_USER_OP_POLL_WAIT 16
+/* After LINK, link @u itself into `anchor` (a root-owned keyring the caller
+ * possesses and may write as owner), so that the caller possesses @u from then
+ * on and can link into it without a child. Best effort: a failure is reported
+ * in `anchored`/`anchor_error`, not as the op's failure. */
+#define ARCA_USER_OP_ANCHOR 32
 /* The permissions the kernel gives a new user keyring (since 5.3):
  * possessor all but setattr, owner all. */
 #define ARCA_USER_KEYRING_DEFAULT_PERM 0x1f3f0000
@@ -53,6 +58,8 @@ typedef struct {
     int32_t error;        /* errno of that step */
     int32_t done;         /* set by the child as its last act */
     uint32_t old_perm;    /* ARCA_USER_OP_RESET: @u's permissions before the reset */
+    int32_t anchored;     /* ARCA_USER_OP_ANCHOR: 1 if @u was linked into `anchor` */
+    int32_t anchor_error; /* ARCA_USER_OP_ANCHOR: errno of that link when it failed */
 } arca_user_op_result;
 
 /*
@@ -61,9 +68,9 @@ typedef struct {
  * raw system calls. Waits at most `timeout_ms` for it; a child that does not
  * finish in time (for instance because the user stopped it) is killed. Returns
  * 0 and fills `result`; on failure result->step and result->error say what went
- * wrong. `ring` is a key serial (key_serial_t).
+ * wrong. `ring` and `anchor` are key serials (key_serial_t).
  */
-int arca_keyring_as_user(uid_t uid, int ops, const char *description, int32_t ring, int timeout_ms,
+int arca_keyring_as_user(uid_t uid, int ops, const char *description, int32_t ring, int32_t anchor, int timeout_ms,
                          arca_user_op_result *result);
 
 /* ---- Sockets and memory (system.c) -------------------------------------- */
