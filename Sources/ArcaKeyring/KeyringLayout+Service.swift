@@ -78,8 +78,11 @@ extension KeyringLayout {
     /// For a deleted account: destroys every ring and key arcad made for the uid (by
     /// serial, and whatever `/proc/keys` shows tagged with it), puts back the default
     /// permissions of its `@u` (a `keyctl setperm` the user made would otherwise
-    /// outlive the account) and clears it, and clears its persistent keyring, so a
-    /// recycled uid inherits nothing. Reports what it really did.
+    /// outlive the account) and clears it, then invalidates it and the uid's `@us`
+    /// (a recycled uid gets new ones, and the kernel's key tree, which its garbage
+    /// collector walks on every invalidation, keeps nothing of a deleted account),
+    /// and clears its persistent keyring, so a recycled uid inherits nothing. Reports
+    /// what it really did.
     @discardableResult
     public func purge(user uid: UInt32) -> PurgeReport {
         ledger.withUser(uid) { (user: inout KeyLedger.User) -> PurgeReport in
@@ -103,7 +106,7 @@ extension KeyringLayout {
             user = KeyLedger.User()
             user.leftovers = failed
             do {
-                let outcome = try UserKeyringSwitch.run(uid: uid, find: nil, reset: true, clear: true)
+                let outcome = try UserKeyringSwitch.run(uid: uid, find: nil, reset: true, clear: true, drop: true)
                 report.userKeyringReset = true
                 if outcome.previousPermissions != UserKeyringSwitch.defaultUserKeyringPermissions {
                     report.changedPermissions = outcome.previousPermissions

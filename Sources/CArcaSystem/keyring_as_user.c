@@ -165,6 +165,18 @@ static int arca_user_op_child(void *argument) {
             return 1;
         }
     }
+    if (request->ops & ARCA_USER_OP_DROP) {
+        /* By serial, @us first: naming either by its special id would make the
+         * kernel create the other again. As their owner (ARCA_USER_OP_RESET). */
+        r = arca_raw_syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_SESSION_KEYRING, 0, 0, 0);
+        if (r >= 0) r = arca_raw_syscall(SYS_keyctl, KEYCTL_INVALIDATE, r, 0, 0, 0);
+        if (r >= 0) r = arca_raw_syscall(SYS_keyctl, KEYCTL_INVALIDATE, result->user_keyring, 0, 0, 0);
+        if (r < 0) {
+            result->step = ARCA_USER_STEP_DROP;
+            result->error = (int32_t)-r;
+            return 1;
+        }
+    }
     result->done = 1;
     return 0;
 }

@@ -67,8 +67,18 @@ extension KeyringRootTests {
             let serials = Set(
                 try [wu.ring, afu.ring, svc.ring].flatMap { [$0.rawValue] + (try $0.links().map(\.rawValue)) })
             #expect(serials.count == 6)
+            let home = KeySerial(rawValue: try UserKeyringSwitch.run(uid: owner.uid, find: nil).userKeyring)
             let purged = layout.purge(user: owner.uid)
             #expect(purged.isComplete && purged.destroyed == 6 && purged.changedPermissions == nil)
+            // The uid's @u and @us are invalidated: once the kernel's collector has run it
+            // counts no key of the uid (a recycled uid starts with new ones).
+            #expect(throws: KeyringErrno.noKey) { try home.describe() }
+            var left = try KeyQuota.current(uid: owner.uid)?.keys ?? 0
+            for _ in 0..<100 where left > 0 {
+                usleep(10_000)
+                left = try KeyQuota.current(uid: owner.uid)?.keys ?? 0
+            }
+            #expect(left == 0)
             #expect(try layout.ring(user: owner.uid, class: .whenUnlocked) == nil)
             #expect(try layout.ring(user: owner.uid, class: .afterFirstUnlock) == nil)
             #expect(try layout.revoke(uid: owner.uid) == 0)

@@ -1,5 +1,9 @@
 import CArcaSystem
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 // Why a child task and not a uid switch in this process: the kernel resolves @u
 // from the caller's real uid. glibc's setresuid changes every thread of a
 // threaded process, and a raw per-thread setresuid, though cheap, would let the
@@ -37,28 +41,47 @@ enum UserKeyringSwitch {
     /// stall is the user's own, and the bound keeps it well under pam_arca's 3 s.
     static let timeoutMilliseconds: Int32 = 1_000
 
+    /// How long to wait for the kernel to collect an invalidated `@u` before a new one
+    /// can be made for the uid.
+    static let dyingKeyringWaitMilliseconds: Int32 = 50
+
     /// As user `uid`: optionally find the keyring `description` in `@u`, then
     /// optionally link `ring` into `@u` (displacing the found one), then optionally
     /// link `@u` into `anchor` (best effort: `Outcome.anchored` says whether it was),
     /// then optionally (`reset`, as `@u`'s owner) put back `@u`'s default permissions,
-    /// then optionally clear `@u`. `pollWait` waits by polling `waitpid`, the path taken when
+    /// then optionally clear `@u`, then optionally (`drop`, with `reset`) invalidate
+    /// `@us` and `@u`. `pollWait` waits by polling `waitpid`, the path taken when
     /// `pidfd_open` fails. The corresponding C function is `arca_keyring_as_user`.
     static func run(
         uid: UInt32, find description: String?, link ring: Int32? = nil, anchor: KeySerial? = nil, reset: Bool = false,
-        clear: Bool = false, pollWait: Bool = false
+        clear: Bool = false, drop: Bool = false, pollWait: Bool = false
     ) throws(KeyringError) -> Outcome {
         var ops: Int32 = 0
         if description != nil { ops |= ARCA_USER_OP_FIND }
         if ring != nil { ops |= ARCA_USER_OP_LINK }
         if reset { ops |= ARCA_USER_OP_RESET }
         if clear { ops |= ARCA_USER_OP_CLEAR }
+        if drop { ops |= ARCA_USER_OP_DROP }
         if pollWait { ops |= ARCA_USER_OP_POLL_WAIT }
         if anchor != nil { ops |= ARCA_USER_OP_ANCHOR }
         var result = arca_user_op_result()
-        let status = (description ?? "").withCString { cDescription in
-            arca_keyring_as_user(
-                uid, ops, cDescription, ring ?? 0, anchor?.rawValue ?? 0, timeoutMilliseconds, &result)
-        }
+        var waited: Int32 = 0
+        var status: Int32
+        repeat {
+            status = (description ?? "").withCString { cDescription in
+                arca_keyring_as_user(
+                    uid, ops, cDescription, ring ?? 0, anchor?.rawValue ?? 0, timeoutMilliseconds, &result)
+            }
+            // An @u invalidated a moment ago (by its owner, or by a purge of the uid) stays
+            // in the kernel's register, and no new one can be made, until the garbage
+            // collector has run: a few milliseconds. (A user who took the possessor's view
+            // away from their @u gets the same answer, after the wait.)
+            guard status != 0, result.step == ARCA_USER_STEP_USER_KEYRING, result.error == ENOKEY,
+                waited < dyingKeyringWaitMilliseconds
+            else { break }
+            usleep(2_000)
+            waited += 2
+        } while true
         if status == 0 {
             return Outcome(
                 userKeyring: result.user_keyring, found: result.found == 0 ? nil : result.found,
@@ -74,6 +97,7 @@ enum UserKeyringSwitch {
         case ARCA_USER_STEP_LINK: operation = "keyctl_link(@u)"
         case ARCA_USER_STEP_CLEAR: operation = "keyctl_clear(@u)"
         case ARCA_USER_STEP_SETPERM: operation = "keyctl_setperm(@u)"
+        case ARCA_USER_STEP_DROP: operation = "keyctl_invalidate(@us, @u)"
         case ARCA_USER_STEP_WAIT: operation = "waitpid"
         default:
             throw KeyringError.helperFailed(uid: uid, signal: result.error)

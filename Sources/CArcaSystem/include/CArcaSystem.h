@@ -35,6 +35,10 @@
  * on and can link into it without a child. Best effort: a failure is reported
  * in `anchored`/`anchor_error`, not as the op's failure. */
 #define ARCA_USER_OP_ANCHOR 32
+/* Account deletion, after RESET and CLEAR: invalidate @us and @u, so that a
+ * recycled uid gets new ones and the kernel's key tree (which its garbage
+ * collector walks) does not keep two keyrings of every deleted account. */
+#define ARCA_USER_OP_DROP 64
 /* The permissions the kernel gives a new user keyring (since 5.3):
  * possessor all but setattr, owner all. */
 #define ARCA_USER_KEYRING_DEFAULT_PERM 0x1f3f0000
@@ -50,6 +54,7 @@
 #define ARCA_USER_STEP_WAIT 7
 #define ARCA_USER_STEP_CHILD_DIED 8
 #define ARCA_USER_STEP_SETPERM 9
+#define ARCA_USER_STEP_DROP 10
 
 typedef struct {
     int32_t user_keyring; /* serial of the user's @u */
