@@ -119,9 +119,20 @@ extension TestUser {
         try create(name: prefix + String(UInt32.random(in: 0..<UInt32.max), radix: 36))
     }
 
-    /// Deletes the account, retrying while another suite holds the lock of
-    /// /etc/passwd or /etc/group (userdel exits 1 or 10).
+    /// Invalidates the kernel keys the account owns: its `@u` and `@us` would otherwise
+    /// stay until reboot, and every key the kernel holds lengthens each pass of its
+    /// garbage collector (bench/pam's close_session measured it).
+    public func dropKernelKeys() {
+        let script =
+            "for s in $(awk -v u=\(uid) '$6 == u { print $1 }' /proc/keys); do "
+            + "keyctl invalidate $(printf %d 0x$s) 2>/dev/null; done; true"
+        _ = try? run(["sh", "-c", script])
+    }
+
+    /// Deletes the account (after `dropKernelKeys`), retrying while another suite holds
+    /// the lock of /etc/passwd or /etc/group (userdel exits 1 or 10).
     public func remove() {
+        dropKernelKeys()
         for _ in 0..<30 {
             guard let result = try? ArcaTestSupport.run(["userdel", "-f", name]), [1, 10].contains(result.status)
             else { return }

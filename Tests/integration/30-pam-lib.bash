@@ -6,6 +6,8 @@
 # runs without libm loaded.
 set -euo pipefail
 build=${ARCA_BUILD:?ARCA_BUILD must point at .build/release}
+# shellcheck source=SCRIPTDIR/lib-arcad.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib-arcad.bash" # drop_user_keys (first: what follows wins)
 built_module=$build/libpam_arca.so
 recorder=$build/arca-test-arcad-recorder
 driver=$build/arca-test-pam-driver
@@ -28,10 +30,12 @@ cleanup() {
     stop_recorder
     local u f
     # A deleted user's @u lives on in the kernel and a recycled uid would inherit
-    # it: drop every link from it (Arca's rings then go) before deleting the user.
+    # it: drop every link from it (Arca's rings then go), then the user's keyrings
+    # themselves (drop_user_keys, lib-arcad.bash), before deleting the user.
     for u in "${created_users[@]}"; do
         id -u "$u" >/dev/null 2>&1 && setpriv --reuid="$(id -u "$u")" --regid="$(id -g "$u")" --clear-groups \
             keyctl clear @u >/dev/null 2>&1 || true
+        drop_user_keys "$u"
         userdel "$u" 2>/dev/null || true
     done
     for f in "${created_files[@]}"; do rm -f "$f"; done

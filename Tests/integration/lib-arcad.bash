@@ -23,6 +23,18 @@ start_arcad() {
 # drop_parked [DIR]: a test's arcad (state in DIR/state, default $work) never comes back, so the ring it parked keys in, in
 # root's @u (shared by every arcad on the machine), goes too. The ring is
 # arcad:parked:<first 6 bytes of BLAKE2b-128 of the state directory> (KeyParking).
+# drop_user_keys USER: invalidates every kernel key USER owns (its @u and @us would stay
+# until reboot: a recycled uid would inherit them, and every key the kernel holds lengthens
+# each pass of its garbage collector, which runs on the CPU of whoever invalidates a key).
+drop_user_keys() {
+    local uid gid s
+    uid=$(id -u "$1" 2>/dev/null) || return 0
+    gid=$(id -g "$1")
+    for s in $(setpriv --reuid="$uid" --regid="$gid" --clear-groups awk -v u="$uid" '$6 == u { print $1 }' /proc/keys); do
+        setpriv --reuid="$uid" --regid="$gid" --clear-groups keyctl invalidate "$((16#$s))" 2>/dev/null || true
+    done
+}
+
 drop_parked() {
     local tag
     tag=$(printf %s "${1:-$work}/state" | b2sum -l 128 | cut -c1-12)

@@ -70,13 +70,14 @@ stop() { if [ -n "$1" ]; then kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/nu
 # cleanup_bench_arcad: the EXIT trap of the scripts that use start_bench_arcad: stops strace
 # ($strace_pid, if the script set one) and arcad ($arcad_pid), drops the keys arcad parked in root's
 # keyring (drop_parked, Tests/integration/lib-arcad.bash, sourced by the caller), purges the
-# throwaway $user's kernel keys and removes the user, then $work.
+# throwaway $user's kernel keys, drops its keyrings (drop_user_keys) and removes the user, then $work.
 cleanup_bench_arcad() {
     stop "${strace_pid:-}"
     stop "$arcad_pid"
     drop_parked
     if id "$user" >/dev/null 2>&1; then
         "$build/bench-arcad" --purge "$(id -u "$user")" 2>/dev/null || true
+        drop_user_keys "$user" # lib-arcad.bash: its @u and @us
         userdel -r "$user" 2>/dev/null || true
     fi
     rm -rf "$work"

@@ -30,6 +30,7 @@ cleanup() {
     drop_parked "$work/B"
     for u in "${users[@]}"; do
         "$work/A.build/bench-arcad" --purge "$(id -u "$u")" 2>/dev/null || true
+        drop_user_keys "$u" # lib-arcad.bash: its @u and @us (an older A's purge leaves them)
         userdel -r "$u" 2>/dev/null || true
     done
     rm -rf "$work"

@@ -101,6 +101,7 @@ cleanup() {
     for u in "$user" "$user2"; do
         if id "$u" >/dev/null 2>&1; then
             "$build/bench-arcad" --purge "$(id -u "$u")" 2>/dev/null || true
+            drop_user_keys "$u" # lib-arcad.bash: its @u and @us
             userdel -r "$u" 2>/dev/null || true
         fi
     done
