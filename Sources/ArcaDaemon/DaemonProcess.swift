@@ -20,13 +20,18 @@ public enum DaemonProcess {
     /// Joins a new anonymous session keyring, so that keys arcad handles never sit
     /// in a session keyring it inherited (and shares) from whoever started it, and
     /// links root's user keyring into it (as pam_keyinit does), so that arcad
-    /// possesses the ring where it parks held keys across restarts.
-    public static func isolateKeyrings() {
+    /// possesses the ring where it parks held keys across restarts. Returns whether
+    /// the session keyring is arcad's own (only then does arcad keep its hold on users'
+    /// `@u` there: `KeyringLayout.init(budget:anchorIn:)`).
+    @discardableResult
+    public static func isolateKeyrings() -> Bool {
         do {
             _ = try KeySerial.joinSessionKeyring(named: nil)
             try KeySerial.userKeyring.link(into: .sessionKeyring)
+            return true
         } catch {
             Log.warning("cannot join a private session keyring: \(error)")
+            return false
         }
     }
 

@@ -208,21 +208,11 @@ public struct KeyringLayout: Sendable {
     {
         var rings: [KeySerial] = []
         var keys: [KeySerial] = user.leftovers
-        var cleared = 0
         if let owned = user.rings.removeValue(forKey: itemClass) {
             rings.append(owned.ring)
-            if (try? owned.ring.clear()) != nil {
-                // One call unlinks every key of the ring, and the ring was the only
-                // keyring that linked them (possessors lack link; arcad stages nothing
-                // elsewhere): the kernel frees each at once, zeroing the payload, as
-                // it does an invalidated key. Six invalidations in a row instead made
-                // each wait for the garbage collector the first one had started.
-                cleared = owned.keys.count
-            } else {
-                keys.append(contentsOf: owned.keys.values.map(\.serial))
-                // Keys linked into the ring by anyone else (nobody can: possessors lack link).
-                keys.append(contentsOf: (try? owned.ring.links()) ?? [])
-            }
+            keys.append(contentsOf: owned.keys.values.map(\.serial))
+            // Keys linked into the ring by anyone else (nobody can: possessors lack link).
+            keys.append(contentsOf: (try? owned.ring.links()) ?? [])
         }
         var scanError: KeyringError?
         if !user.scanned.contains(itemClass) {
@@ -246,7 +236,7 @@ public struct KeyringLayout: Sendable {
         if !failed.isEmpty { throw KeyringError.notDestroyed(remaining: failed.count) }
         // What the ledger knew is gone, but without the scan nobody can say the rest is.
         if let scanError { throw scanError }
-        return cleared + Set(targets).subtracting(rings).count
+        return Set(targets).subtracting(rings).count
     }
 
     /// Destroys one item key of `owned` (already taken out of its key table) and takes

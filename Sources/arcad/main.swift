@@ -121,7 +121,7 @@ do {
 // arcad's own private session keyring: nothing it handles may percolate into a
 // keyring that another process inherits (systemd's KeyringMode=private does the
 // same; this covers arcad started by hand or by a test).
-DaemonProcess.isolateKeyrings()
+let privateSession = DaemonProcess.isolateKeyrings()
 
 // Detach before anything secret is allocated: locked memory does not survive fork.
 let readiness: Int32? = options.foreground ? nil : DaemonProcess.detach()
@@ -130,9 +130,11 @@ let daemon: Daemon
 let server: Server
 let credentials: CredentialServer
 do {
-    // Its hold on users' @u lives in that private session keyring (KeyringLayout).
+    // Its hold on users' @u lives in that private session keyring (KeyringLayout); in a
+    // session keyring it shares with others, none (every ring through the uid-switch child).
     let kernel = KernelKeyring(
-        budget: config.kernelBudget, stateDirectory: config.stateDirectory, anchorIn: .sessionKeyring)
+        budget: config.kernelBudget, stateDirectory: config.stateDirectory,
+        anchorIn: privateSession ? .sessionKeyring : nil)
     daemon = try Daemon(config: config, kernel: kernel, publishesParameters: true)
     daemon.restoreParkedKeys()
     // A user deleted while arcad was down: clear their keyrings now, not in a minute.

@@ -50,9 +50,14 @@ final class UserKeyringAnchor: Sendable {
     init(holderIn place: KeySerial) { self.place = place }
 
     /// Links the anchor into the calling thread's keyring and returns it (made on
-    /// first use, and again if it died); `release(possession:)` unlinks it.
+    /// first use, and again if it died); `release(possession:)` unlinks it. The lock
+    /// is held only to read the serial, or to make a new anchor: no system call on
+    /// the common path runs under a lock that all uids share.
     func possess() throws(KeyringError) -> KeySerial {
-        try anchor.withLock { (anchor: inout KeySerial?) throws(KeyringError) -> KeySerial in
+        if let existing = anchor.withLock({ $0 }), (try? existing.link(into: .threadKeyring)) != nil {
+            return existing
+        }
+        return try anchor.withLock { (anchor: inout KeySerial?) throws(KeyringError) -> KeySerial in
             if let existing = anchor, (try? existing.link(into: .threadKeyring)) != nil { return existing }
             let made = try makeAnchor()
             anchor = made
