@@ -205,8 +205,13 @@ run gnome >/dev/null # starts the user's gnome-keyring-daemon once, creating the
 read -r base_med base_p90 < <(run base)
 read -r arca_med arca_p90 < <(run arca)
 read -r gk_med gk_p90 < <(run gnome)
+# pam_arca is optional and answers PAM_IGNORE when arcad refuses, so a login that never
+# unlocked looks fast: every row against the real arcad checks that arcad logged one unlock
+# and one session per login, and no login from a stale published copy (check_arcad_log).
+log_from=$(arcad_log_lines "$work/arcad.log")
 { read -r base_fresh; read -r arca_fresh; read -r real_fresh; read -r gks_fresh; read -r gk_fresh; } \
     < <(fresh base arca arcad gnomestart gnome)
+check_arcad_log "$work/arcad.log" 31 "$log_from"
 
 # Fresh C processes: dlopen of each module, then whole login transactions with the KDF
 # caught inside the module (see the header).
@@ -217,10 +222,7 @@ for _ in $(seq "$FRESH"); do
 done >"$work/dlopen"
 dl() { awk -v m="$1" '$1 == m {print $2}' "$work/dlopen" | median; }
 dl_arca=$(dl "$module") dl_unix=$(dl "$unix_module") dl_gk=$(dl "$gk")
-# pam_arca is optional and answers PAM_IGNORE when arcad refuses, so a C login that never
-# unlocked looks fast: arcad's log must show one more unlock and one more session per login,
-# and no login from a stale published copy (check_arcad_log).
-log_from=$(arcad_log_lines "$work/arcad.log")
+log_from=$(arcad_log_lines "$work/arcad.log") # check_arcad_log, as above
 for _ in $(seq "$FRESH"); do
     for s in base arcad kdfonly gnome; do
         # pam_arca's auth derives exactly once, and so does the control's (fresh-c fails on any
@@ -258,7 +260,9 @@ get() { awk -v k="$1" '{for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1)}
 : >"$work/batches"
 for _ in $(seq "$ROUNDS"); do
     b=$(pairs base "$user" "$PAIRS")
+    log_from=$(arcad_log_lines "$work/arcad.log")
     r=$(pairs arcad "$user" "$PAIRS" "$work/arcad.sock" "$uid")
+    check_arcad_log "$work/arcad.log" $((PAIRS + 1)) "$log_from" # the first pair warms up, dropped
     echo "$(get txn <<<"$b") $(get rest <<<"$b") $(get txn <<<"$r") $(get kdf <<<"$r") $(get diff <<<"$r")" \
         "$(get diff_p10 <<<"$r") $(get diff_p90 <<<"$r") $(get rest <<<"$r")" \
         "$(get open <<<"$b") $(get close <<<"$b") $(get open <<<"$r") $(get close <<<"$r")" >>"$work/batches"
@@ -281,7 +285,9 @@ real_fresh_added=$((real_fresh - base_fresh - real_kdf))
 start_recorder --ops "$kdf_ops" --memory "$kdf_mem"
 kdf_runs=$((N / 10 > 5 ? N / 10 : 5))
 read -r arcakdf_med arcakdf_p90 < <(N=$kdf_runs run arca)
+log_from=$(arcad_log_lines "$work/arcad.log")
 d=$(pairs arcad "$user2" "$kdf_runs" "$work/arcad.sock" "$uid2")
+check_arcad_log "$work/arcad.log" $((kdf_runs + 1)) "$log_from"
 realkdf_med=$(get txn <<<"$d")
 kdfdef_med=$(get kdf <<<"$d")
 realkdf_diff=$(get diff <<<"$d")
