@@ -108,6 +108,12 @@ extension KeyringLayout {
             do {
                 let outcome = try UserKeyringSwitch.run(uid: uid, find: nil, reset: true, clear: true, drop: true)
                 report.userKeyringReset = true
+                if !outcome.droppedUserKeyring || !outcome.droppedSessionKeyring {
+                    let which = [outcome.droppedUserKeyring ? nil : "@u", outcome.droppedSessionKeyring ? nil : "@us"]
+                    report.failures.append(
+                        "not invalidated: \(which.compactMap { $0 }.joined(separator: ", ")): "
+                            + "\(outcome.dropError.map { "\($0)" } ?? "?")")
+                }
                 if outcome.previousPermissions != UserKeyringSwitch.defaultUserKeyringPermissions {
                     report.changedPermissions = outcome.previousPermissions
                 }

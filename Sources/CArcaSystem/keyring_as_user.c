@@ -166,15 +166,22 @@ static int arca_user_op_child(void *argument) {
         }
     }
     if (request->ops & ARCA_USER_OP_DROP) {
-        /* By serial, @us first: naming either by its special id would make the
-         * kernel create the other again. As their owner (ARCA_USER_OP_RESET). */
-        r = arca_raw_syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_SESSION_KEYRING, 0, 0, 0);
-        if (r >= 0) r = arca_raw_syscall(SYS_keyctl, KEYCTL_INVALIDATE, r, 0, 0, 0);
-        if (r >= 0) r = arca_raw_syscall(SYS_keyctl, KEYCTL_INVALIDATE, result->user_keyring, 0, 0, 0);
+        /* Both serials first, then invalidate by serial: naming either by its special
+         * id after the other is gone would make the kernel create it again. As their
+         * owner (ARCA_USER_OP_RESET). Best effort, each reported on its own: the user
+         * may have taken the owner's search away from @us, which RESET does not restore. */
+        long session = arca_raw_syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_SESSION_KEYRING, 0, 0, 0);
+        r = arca_raw_syscall(SYS_keyctl, KEYCTL_INVALIDATE, result->user_keyring, 0, 0, 0);
         if (r < 0) {
-            result->step = ARCA_USER_STEP_DROP;
-            result->error = (int32_t)-r;
-            return 1;
+            result->drop_error = (int32_t)-r;
+        } else {
+            result->dropped |= 1;
+        }
+        r = session < 0 ? session : arca_raw_syscall(SYS_keyctl, KEYCTL_INVALIDATE, session, 0, 0, 0);
+        if (r < 0) {
+            if (result->drop_error == 0) result->drop_error = (int32_t)-r;
+        } else {
+            result->dropped |= 2;
         }
     }
     result->done = 1;

@@ -127,6 +127,16 @@ extension TestUser {
             "for s in $(awk -v u=\(uid) '$6 == u { print $1 }' /proc/keys); do "
             + "keyctl invalidate $(printf %d 0x$s) 2>/dev/null; done; true"
         _ = try? run(["sh", "-c", script])
+        // Until the kernel's collector has run, a new account given this uid could not
+        // get an @u of its own: wait for the uid to hold no key (at most 2 s).
+        for _ in 0..<200 {
+            let users = (try? String(contentsOfFile: "/proc/key-users", encoding: .utf8)) ?? ""
+            let held = users.split(separator: "\n").contains {
+                $0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) == String(uid)
+            }
+            if !held { return }
+            usleep(10_000)
+        }
     }
 
     /// Deletes the account (after `dropKernelKeys`), retrying while another suite holds

@@ -45,6 +45,14 @@ add_item() { # CLASS SERVICE: an item with secret "s3cret", added as the user
 stack login ignore success timeout=2000
 solo solo timeout=2000
 start_arcad
+# arcad's clones from here on: a process cloned without CLONE_THREAD is the uid-switched
+# child that links a ring into @u; new worker threads have CLONE_THREAD.
+command -v strace >/dev/null || { bad "strace missing (make deps installs it)"; exit 1; }
+strace -f -qq -e trace=clone,clone3 -o "$work/clones" -p "$arcad_pid" &
+tracer=$!
+for _ in $(seq 100); do grep -q "TracerPid:[[:space:]]*$tracer" "/proc/$arcad_pid/status" && break; sleep 0.02; done
+grep -q "TracerPid:[[:space:]]*$tracer" "/proc/$arcad_pid/status" || { bad "strace did not attach to arcad"; exit 1; }
+children() { grep -E 'clone3?\(' "$work/clones" | grep -vc CLONE_THREAD || true; }
 
 echo "-- first login enrolls and unlocks"
 PAM_AUTHTOK=pass-1 wrapped "$driver" solo $u auth open "pause:$work/go1" close >"$work/s1" &
@@ -58,23 +66,17 @@ expect "afterFirstUnlock item visible in the kernel (arca:afu)" "$(keys arca:afu
 touch "$work/go1"
 wait $s1 || true
 expect "closing the last session removes whenUnlocked" "$(keys arca:wu)" 0
+expect "first login: one uid-switched child (the first ring; it anchors @u)" "$(children)" 1
 expect "afterFirstUnlock stays after logout" "$(keys arca:afu)" 1
 
 echo "-- the next login unlocks"
-# arcad's system calls while it unlocks: the first login's uid-switched child anchored
-# the user's @u, so this one links the new ring into it without a child (a process
-# cloned without CLONE_THREAD; new worker threads have it).
-strace -f -qq -e trace=clone,clone3 -o "$work/clones" -p "$arcad_pid" &
-tracer=$!
-for _ in $(seq 100); do grep -q "TracerPid:[[:space:]]*$tracer" "/proc/$arcad_pid/status" && break; sleep 0.02; done
 PAM_AUTHTOK=pass-1 wrapped "$driver" solo $u auth open "pause:$work/go2" close >"$work/s2" &
 s2=$!
 for _ in $(seq 300); do grep -q paused "$work/s2" && break; sleep 0.02; done
 kill "$tracer" 2>/dev/null || true
 wait "$tracer" 2>/dev/null || true
 expect "next login: whenUnlocked back" "$(keys arca:wu)" 1
-expect "next login: no uid-switched child (@u anchored at the first)" \
-    "$(grep -E 'clone3?\(' "$work/clones" | grep -vc CLONE_THREAD || true)" 0
+expect "next login: no new uid-switched child (@u anchored at the first)" "$(children)" 1
 
 echo "-- two concurrent sessions"
 PAM_AUTHTOK=pass-1 wrapped "$driver" solo $u auth open "pause:$work/go3" close >"$work/s3" &

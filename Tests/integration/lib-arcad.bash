@@ -20,9 +20,6 @@ start_arcad() {
     for _ in $(seq 250); do [ -S "$dir/arcad.sock" ] && break; sleep 0.02; done
 }
 
-# drop_parked [DIR]: a test's arcad (state in DIR/state, default $work) never comes back, so the ring it parked keys in, in
-# root's @u (shared by every arcad on the machine), goes too. The ring is
-# arcad:parked:<first 6 bytes of BLAKE2b-128 of the state directory> (KeyParking).
 # drop_user_keys USER: invalidates every kernel key USER owns (its @u and @us would stay
 # until reboot: a recycled uid would inherit them, and every key the kernel holds lengthens
 # each pass of its garbage collector, which runs on the CPU of whoever invalidates a key).
@@ -35,6 +32,9 @@ drop_user_keys() {
     done
 }
 
+# drop_parked [DIR]: a test's arcad (state in DIR/state, default $work) never comes back, so the ring it parked keys in, in
+# root's @u (shared by every arcad on the machine), goes too. The ring is
+# arcad:parked:<first 6 bytes of BLAKE2b-128 of the state directory> (KeyParking).
 drop_parked() {
     local tag
     tag=$(printf %s "${1:-$work}/state" | b2sum -l 128 | cut -c1-12)

@@ -18,7 +18,9 @@ import Synchronization
 /// keyring (`DaemonProcess.isolateKeyrings`), which all its threads share. The
 /// holder grants no search, to its possessors or to root, so nothing reaches the
 /// anchor through it: not arcad's threads, not the uid-switch child (which inherits
-/// the session keyring), not a root child process. If the anchor dies anyway (its
+/// the session keyring). (A process with fsuid 0 that knows the anchor's serial may
+/// link it, as owner; such a process can already read every item key arcad makes,
+/// all owned by root.) If the anchor dies anyway (its
 /// holder was displaced or destroyed), the next publisher makes a new pair and each
 /// uid goes through the child once more.
 ///
@@ -54,15 +56,37 @@ final class UserKeyringAnchor: Sendable {
     /// is held only to read the serial, or to make a new anchor: no system call on
     /// the common path runs under a lock that all uids share.
     func possess() throws(KeyringError) -> KeySerial {
-        if let existing = anchor.withLock({ $0 }), (try? existing.link(into: .threadKeyring)) != nil {
-            return existing
-        }
+        if let existing = anchor.withLock({ $0 }), try linked(existing) { return existing }
         return try anchor.withLock { (anchor: inout KeySerial?) throws(KeyringError) -> KeySerial in
-            if let existing = anchor, (try? existing.link(into: .threadKeyring)) != nil { return existing }
+            if let existing = anchor, try linked(existing) { return existing }
             let made = try makeAnchor()
             anchor = made
             return made
         }
+    }
+
+    /// Links `existing` into the thread keyring if it is still this layout's anchor:
+    /// true when it is linked; false when it is dead (a new one must be made). The
+    /// serial may have been reused since the anchor died: whatever it names now is
+    /// linked only if it is a root-owned "arca:anchor" with the anchor's permissions,
+    /// and unlinked again otherwise. Any other failure (a full quota) is thrown: the
+    /// anchor, and every uid's hold in it, stays for the next publication.
+    private func linked(_ existing: KeySerial) throws(KeyringError) -> Bool {
+        do throws(KeyringErrno) {
+            try existing.link(into: .threadKeyring)
+        } catch {
+            switch error {
+            case .noKey, .keyRevoked, .keyExpired: return false
+            default: throw KeyringError.from(error, operation: "keyctl_link(anchor)")
+            }
+        }
+        guard let described = try? existing.describe(), described.type == "keyring", described.uid == 0,
+            described.description == Self.description, described.permissions == Self.permissions.rawValue
+        else {
+            try? existing.unlink(from: .threadKeyring)
+            return false
+        }
+        return true
     }
 
     /// Ends what `possess` began.
@@ -94,12 +118,13 @@ final class UserKeyringAnchor: Sendable {
     }
 
     /// Links `ring` into `home`, the `@u` of `uid` anchored earlier, if `home` is
-    /// still a keyring owned by `uid`; false when it is not or the link fails (the
-    /// caller then goes through the child). The caller possesses the anchor.
+    /// still a keyring owned by `uid` named as a user keyring; false when it is not or
+    /// the link fails (the caller then goes through the child). The caller possesses
+    /// the anchor.
     static func link(_ ring: KeySerial, into home: KeySerial, owner uid: UInt32) -> Bool {
-        guard let described = try? home.describe(), described.type == "keyring", described.uid == uid else {
-            return false
-        }
+        guard let described = try? home.describe(), described.type == "keyring", described.uid == uid,
+            described.description == "_uid.\(uid)"
+        else { return false }
         do throws(KeyringErrno) {
             try ring.link(into: home)
             return true

@@ -1,3 +1,4 @@
+import ArcaSystem
 import CArcaSystem
 
 #if canImport(Glibc)
@@ -28,6 +29,10 @@ enum UserKeyringSwitch {
         var previousPermissions: UInt32 = 0
         /// With `anchor`: whether `@u` is now linked into it.
         var anchored = false
+        /// With `drop`: whether `@u` and `@us` were invalidated, and the first failure.
+        var droppedUserKeyring = false
+        var droppedSessionKeyring = false
+        var dropError: KeyringErrno?
     }
 
     /// The permissions the kernel gives a new user keyring (5.3 and later), which
@@ -43,14 +48,14 @@ enum UserKeyringSwitch {
 
     /// How long to wait for the kernel to collect an invalidated `@u` before a new one
     /// can be made for the uid.
-    static let dyingKeyringWaitMilliseconds: Int32 = 50
+    static let dyingKeyringWaitMilliseconds = 50
 
     /// As user `uid`: optionally find the keyring `description` in `@u`, then
     /// optionally link `ring` into `@u` (displacing the found one), then optionally
     /// link `@u` into `anchor` (best effort: `Outcome.anchored` says whether it was),
     /// then optionally (`reset`, as `@u`'s owner) put back `@u`'s default permissions,
     /// then optionally clear `@u`, then optionally (`drop`, with `reset`) invalidate
-    /// `@us` and `@u`. `pollWait` waits by polling `waitpid`, the path taken when
+    /// `@u` and `@us` (best effort: `Outcome` says which). `pollWait` waits by polling `waitpid`, the path taken when
     /// `pidfd_open` fails. The corresponding C function is `arca_keyring_as_user`.
     static func run(
         uid: UInt32, find description: String?, link ring: Int32? = nil, anchor: KeySerial? = nil, reset: Bool = false,
@@ -65,7 +70,7 @@ enum UserKeyringSwitch {
         if pollWait { ops |= ARCA_USER_OP_POLL_WAIT }
         if anchor != nil { ops |= ARCA_USER_OP_ANCHOR }
         var result = arca_user_op_result()
-        var waited: Int32 = 0
+        let start = MonotonicClock.milliseconds()
         var status: Int32
         repeat {
             status = (description ?? "").withCString { cDescription in
@@ -75,17 +80,20 @@ enum UserKeyringSwitch {
             // An @u invalidated a moment ago (by its owner, or by a purge of the uid) stays
             // in the kernel's register, and no new one can be made, until the garbage
             // collector has run: a few milliseconds. (A user who took the possessor's view
-            // away from their @u gets the same answer, after the wait.)
+            // away from their @u gets the same answer, after the wait.) The wait is wall
+            // time, children included: a child the user stopped (killed after
+            // `timeoutMilliseconds`) is never tried again.
             guard status != 0, result.step == ARCA_USER_STEP_USER_KEYRING, result.error == ENOKEY,
-                waited < dyingKeyringWaitMilliseconds
+                MonotonicClock.milliseconds() - start < dyingKeyringWaitMilliseconds
             else { break }
             usleep(2_000)
-            waited += 2
         } while true
         if status == 0 {
             return Outcome(
                 userKeyring: result.user_keyring, found: result.found == 0 ? nil : result.found,
-                previousPermissions: result.old_perm, anchored: result.anchored == 1)
+                previousPermissions: result.old_perm, anchored: result.anchored == 1,
+                droppedUserKeyring: result.dropped & 1 != 0, droppedSessionKeyring: result.dropped & 2 != 0,
+                dropError: result.drop_error == 0 ? nil : KeyringErrno(rawValue: result.drop_error))
         }
         let code = KeyringErrno(rawValue: result.error)
         let operation: String
@@ -97,7 +105,6 @@ enum UserKeyringSwitch {
         case ARCA_USER_STEP_LINK: operation = "keyctl_link(@u)"
         case ARCA_USER_STEP_CLEAR: operation = "keyctl_clear(@u)"
         case ARCA_USER_STEP_SETPERM: operation = "keyctl_setperm(@u)"
-        case ARCA_USER_STEP_DROP: operation = "keyctl_invalidate(@us, @u)"
         case ARCA_USER_STEP_WAIT: operation = "waitpid"
         default:
             throw KeyringError.helperFailed(uid: uid, signal: result.error)

@@ -35,9 +35,10 @@
  * on and can link into it without a child. Best effort: a failure is reported
  * in `anchored`/`anchor_error`, not as the op's failure. */
 #define ARCA_USER_OP_ANCHOR 32
-/* Account deletion, after RESET and CLEAR: invalidate @us and @u, so that a
+/* Account deletion, after RESET and CLEAR: invalidate @u and @us, so that a
  * recycled uid gets new ones and the kernel's key tree (which its garbage
- * collector walks) does not keep two keyrings of every deleted account. */
+ * collector walks) does not keep two keyrings of every deleted account. Best
+ * effort, reported in `dropped`/`drop_error`, not as the op's failure. */
 #define ARCA_USER_OP_DROP 64
 /* The permissions the kernel gives a new user keyring (since 5.3):
  * possessor all but setattr, owner all. */
@@ -54,7 +55,6 @@
 #define ARCA_USER_STEP_WAIT 7
 #define ARCA_USER_STEP_CHILD_DIED 8
 #define ARCA_USER_STEP_SETPERM 9
-#define ARCA_USER_STEP_DROP 10
 
 typedef struct {
     int32_t user_keyring; /* serial of the user's @u */
@@ -65,6 +65,8 @@ typedef struct {
     uint32_t old_perm;    /* ARCA_USER_OP_RESET: @u's permissions before the reset */
     int32_t anchored;     /* ARCA_USER_OP_ANCHOR: 1 if @u was linked into `anchor` */
     int32_t anchor_error; /* ARCA_USER_OP_ANCHOR: errno of that link when it failed */
+    int32_t dropped;      /* ARCA_USER_OP_DROP: 1 if @u was invalidated, | 2 if @us was */
+    int32_t drop_error;   /* ARCA_USER_OP_DROP: errno of the first invalidation that failed */
 } arca_user_op_result;
 
 /*
