@@ -167,8 +167,8 @@ public struct PurgeReport: Equatable, Sendable {
     public var destroyed = 0
     /// Keys that could not be destroyed.
     public var notDestroyed = 0
-    /// Whether the uid's `@u` was cleared and its default permissions put back, and
-    /// it and the uid's `@us` invalidated.
+    /// Whether the uid's `@u` was cleared and its default permissions put back (an
+    /// invalidation of `@u` or `@us` that failed after it is one line in `failures`).
     public var userKeyringReset = false
     /// `@u`'s permissions before the reset, when they were not the default.
     public var changedPermissions: UInt32?

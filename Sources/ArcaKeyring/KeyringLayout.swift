@@ -22,8 +22,9 @@ import ArcaCrypto
 /// no child process. Linking a ring into `@u` takes a uid-switch child; with an
 /// anchor (`init(budget:anchorIn:)`, as arcad runs it) only the first time for
 /// each uid: the child also links `@u` into the anchor, through which the
-/// publishing thread possesses it for one `keyctl_link` (`UserKeyringAnchor`). Without the ledger (after a restart) the keys are found in
-/// `/proc/keys` by owner (root) and group tag (the uid). Each uid has its own
+/// publishing thread possesses it for one `keyctl_link` (`UserKeyringAnchor`).
+/// Without the ledger (after a restart) the keys are found in `/proc/keys` by
+/// owner (root) and group tag (the uid). Each uid has its own
 /// lock; no lock is shared between uids. Calls are synchronous and must not be
 /// spread over an `await`: staging happens in the thread's keyring.
 public struct KeyringLayout: Sendable {

@@ -10,20 +10,30 @@ import Testing
 /// a serial the process remembers) sends a ring anywhere but into the owner's `@u`.
 @Suite("User keyring anchor (root, real kernel)", .serialized)
 struct KeyringAnchorTests {
-    /// A layout with an anchor whose holder is in `place`, a keyring this test made in
-    /// its thread keyring (arcad uses its private session keyring).
-    func anchoredLayout(_ place: KeySerial) -> KeyringLayout { KeyringLayout(anchorIn: place) }
-
-    /// Runs `body` with a fresh keyring for the holder, linked into this thread's
-    /// keyring (and unlinked afterwards, which lets the holder and anchor die).
-    func withPlace(_ body: (KeySerial) throws -> Void) throws {
+    /// Runs `body` with an anchored layout and two throwaway users. The holder's place
+    /// is a fresh keyring in this thread's keyring (arcad uses its private session
+    /// keyring), unlinked afterwards, which lets the holder and anchor die.
+    func withAnchoredLayout(
+        farUids: Bool = false, _ body: (KeyringLayout, KeySerial, TestUser, TestUser) throws -> Void
+    ) throws {
         let place = try KeySerial.add(type: "keyring", description: "arca-test:place", payload: nil, to: .threadKeyring)
         defer {
             try? place.clear()
             try? place.unlink(from: .threadKeyring)
         }
-        try body(place)
+        let layout = KeyringLayout(anchorIn: place)
+        try withTwoUsers(farUids: farUids) { try body(layout, place, $0, $1) }
     }
+
+    /// Installs one item (secret "secret-<account>") as `uid`'s ring of `itemClass`.
+    @discardableResult
+    func install(
+        _ layout: KeyringLayout, _ uid: UInt32, _ service: String, _ account: String,
+        class itemClass: KeyringClass = .whenUnlocked
+    ) throws -> LoadReport {
+        try layout.install(user: uid, class: itemClass, items: [try testItem(service: service, account: account)])
+    }
+
     /// How many rings `layout` has published for `uid` through the child.
     func childPublications(_ layout: KeyringLayout, _ uid: UInt32) -> Int {
         layout.ledger.withUser(uid) { $0.childPublications }
@@ -31,13 +41,6 @@ struct KeyringAnchorTests {
 
     func anchored(_ layout: KeyringLayout, _ uid: UInt32) -> KeySerial? {
         layout.ledger.withUser(uid) { $0.userKeyring }
-    }
-
-    /// Two throwaway users and a place for the holder.
-    func withUsersAndPlace(
-        farUids: Bool = false, _ body: (KeySerial, TestUser, TestUser) throws -> Void
-    ) throws {
-        try withPlace { place in try withTwoUsers(farUids: farUids) { try body(place, $0, $1) } }
     }
 
     /// The keyrings the anchor links (this thread possesses it only meanwhile).
@@ -65,19 +68,15 @@ struct KeyringAnchorTests {
 
     @Test("root: only a uid's first ring goes through the child; the rest are linked into the same @u directly")
     func secondRingWithoutChild() throws {
-        try withUsersAndPlace { place, owner, _ in
-            let layout = anchoredLayout(place)
-            let first = try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+        try withAnchoredLayout { layout, _, owner, _ in
+            let first = try install(layout, owner.uid, "mail", "a0")
             #expect(childPublications(layout, owner.uid) == 1)
             let home = try userKeyring(owner.uid)
             #expect(anchored(layout, owner.uid) == home)
             #expect(try anchorLinks(layout).contains(home))
 
-            let afu = try layout.install(
-                user: owner.uid, class: .afterFirstUnlock, items: [try testItem(service: "vpn", account: "a1")])
-            let second = try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a2")])
+            let afu = try install(layout, owner.uid, "vpn", "a1", class: .afterFirstUnlock)
+            let second = try install(layout, owner.uid, "mail", "a2")
             #expect(childPublications(layout, owner.uid) == 1)
             #expect(try layout.ring(user: owner.uid, class: .afterFirstUnlock) == afu.ring)
             #expect(try layout.ring(user: owner.uid, class: .whenUnlocked) == second.ring)
@@ -94,10 +93,8 @@ struct KeyringAnchorTests {
         // Far uids: the kernel keeps the uid's user-session keyring (@us) until reboot,
         // and after the invalidation it no longer links the new @u (repaired below), so
         // this uid must not come back soon for another test.
-        try withUsersAndPlace(farUids: true) { place, owner, _ in
-            let layout = anchoredLayout(place)
-            try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+        try withAnchoredLayout(farUids: true) { layout, _, owner, _ in
+            try install(layout, owner.uid, "mail", "a0")
             let old = try #require(anchored(layout, owner.uid))
             #expect(try owner.run(["keyctl", "invalidate", "@u"]).status == 0)
             // Until the kernel's garbage collector has dropped the invalidated @u, no new
@@ -105,8 +102,7 @@ struct KeyringAnchorTests {
             // anchor): wait for it, at most 2 s.
             for _ in 0..<200 where (try? UserKeyringSwitch.run(uid: owner.uid, find: nil)) == nil { usleep(10_000) }
 
-            let report = try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a1")])
+            let report = try install(layout, owner.uid, "mail", "a1")
             #expect(report.loaded == 1)
             #expect(childPublications(layout, owner.uid) == 2)
             let home = try userKeyring(owner.uid)
@@ -121,16 +117,13 @@ struct KeyringAnchorTests {
 
     @Test("attack: the user takes the possessor's write away from @u; the child is asked and fails; old ring gone")
     func userRevokesPossessorWrite() throws {
-        try withUsersAndPlace { place, owner, _ in
-            let layout = anchoredLayout(place)
-            let first = try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+        try withAnchoredLayout { layout, _, owner, _ in
+            let first = try install(layout, owner.uid, "mail", "a0")
             #expect(try owner.run(["keyctl", "setperm", "@u", "0x003f0000"]).status == 0)
             // The child cannot even resolve @u now: without the possessor's view and search
             // the kernel answers ENOKEY, before any link is tried.
             #expect(throws: KeyringError.system(.noKey, operation: "keyctl_get_keyring_ID(@u)")) {
-                try layout.install(
-                    user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a1")])
+                try install(layout, owner.uid, "mail", "a1")
             }
             // The direct link failed (no possessor write), so the child was asked, and failed too.
             #expect(childPublications(layout, owner.uid) == 2)
@@ -141,21 +134,16 @@ struct KeyringAnchorTests {
 
     @Test("attack: a remembered @u serial that now names another user's @u or a root ring is never linked into")
     func staleSerialNeverFollowed() throws {
-        try withUsersAndPlace { place, owner, other in
-            let layout = anchoredLayout(place)
+        try withAnchoredLayout { layout, _, owner, other in
             // Both users' @u are anchored: this process possesses the other's @u too.
-            let otherRing = try layout.install(
-                user: other.uid, class: .whenUnlocked, items: [try testItem(service: "web", account: "b0")])
-            try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+            let otherRing = try install(layout, other.uid, "web", "b0")
+            try install(layout, owner.uid, "mail", "a0")
             let otherHome = try #require(anchored(layout, other.uid))
             // The kernel reused a freed serial: the owner's remembered @u is now the other
             // user's @u, then a root-owned ring (the other's arca:wu).
             for (index, stale) in [otherHome, otherRing.ring].enumerated() {
                 layout.ledger.withUser(owner.uid) { $0.userKeyring = stale }
-                let report = try layout.install(
-                    user: owner.uid, class: .whenUnlocked,
-                    items: [try testItem(service: "mail", account: "a\(index + 1)")])
+                let report = try install(layout, owner.uid, "mail", "a\(index + 1)")
                 #expect(childPublications(layout, owner.uid) == 2 + index)
                 #expect(try !links(of: stale, layout).contains(report.ring), "linked into \(stale)")
                 #expect(try layout.ring(user: owner.uid, class: .whenUnlocked) == report.ring)
@@ -171,10 +159,8 @@ struct KeyringAnchorTests {
 
     @Test("attack: the anchor gives nobody else the users' @u: not a root child process, not another user")
     func anchorStaysInProcess() throws {
-        try withUsersAndPlace { place, owner, other in
-            let layout = anchoredLayout(place)
-            let report = try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+        try withAnchoredLayout { layout, place, owner, other in
+            let report = try install(layout, owner.uid, "mail", "a0")
             let home = try #require(anchored(layout, owner.uid))
             // Possession ends with the publication: the thread keyring holds only the
             // place again (the holder in it lets no search through), and this thread
@@ -210,10 +196,8 @@ struct KeyringAnchorTests {
 
     @Test("root: purge lets go of the uid's @u (the anchor no longer links it)")
     func purgeReleases() throws {
-        try withUsersAndPlace { place, owner, _ in
-            let layout = anchoredLayout(place)
-            try layout.install(
-                user: owner.uid, class: .whenUnlocked, items: [try testItem(service: "mail", account: "a0")])
+        try withAnchoredLayout { layout, _, owner, _ in
+            try install(layout, owner.uid, "mail", "a0")
             let home = try #require(anchored(layout, owner.uid))
             #expect(try anchorLinks(layout).contains(home))
             let purged = layout.purge(user: owner.uid)

@@ -30,11 +30,9 @@ cleanup() {
     stop_recorder
     local u f
     # A deleted user's @u lives on in the kernel and a recycled uid would inherit
-    # it: drop every link from it (Arca's rings then go), then the user's keyrings
-    # themselves (drop_user_keys, lib-arcad.bash), before deleting the user.
+    # it: invalidate the user's keyrings (drop_user_keys, lib-arcad.bash; Arca's
+    # rings, linked only from @u, go with it) before deleting the user.
     for u in "${created_users[@]}"; do
-        id -u "$u" >/dev/null 2>&1 && setpriv --reuid="$(id -u "$u")" --regid="$(id -g "$u")" --clear-groups \
-            keyctl clear @u >/dev/null 2>&1 || true
         drop_user_keys "$u"
         userdel "$u" 2>/dev/null || true
     done

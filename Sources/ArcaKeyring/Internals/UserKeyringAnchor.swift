@@ -27,8 +27,9 @@ import Synchronization
 /// A serial is only a number: the user may invalidate or revoke their `@u` (they
 /// own it), the kernel's garbage collector then drops it from the anchor and frees
 /// it, and a later key may get the same serial. So a link through a remembered
-/// serial first checks that the serial names a keyring owned by that uid (the
-/// user's to read whatever happens to it), and any failure (no such key, a
+/// serial first checks that the serial names that uid's user keyring (a keyring
+/// it owns, named `_uid.<uid>`: the user's to read whatever happens to it), the
+/// anchor's serial is checked the same way, and any failure (no such key, a
 /// `keyctl setperm` that took away the possessor's write, anything) sends the
 /// caller back to the child, which finds the live `@u` and anchors it again.
 final class UserKeyringAnchor: Sendable {
@@ -80,13 +81,21 @@ final class UserKeyringAnchor: Sendable {
             default: throw KeyringError.from(error, operation: "keyctl_link(anchor)")
             }
         }
-        guard let described = try? existing.describe(), described.type == "keyring", described.uid == 0,
-            described.description == Self.description, described.permissions == Self.permissions.rawValue
-        else {
+        guard Self.isKeyring(existing, owner: 0, named: Self.description, permissions: Self.permissions) else {
             try? existing.unlink(from: .threadKeyring)
             return false
         }
         return true
+    }
+
+    /// Whether `key` is, right now, a keyring owned by `owner` named `description`
+    /// (with `permissions`, when given): what a remembered serial must still name.
+    static func isKeyring(
+        _ key: KeySerial, owner: UInt32, named description: String, permissions: KeyPermissions? = nil
+    ) -> Bool {
+        guard let described = try? key.describe() else { return false }
+        return described.type == "keyring" && described.uid == owner && described.description == description
+            && permissions.map { $0.rawValue == described.permissions } ?? true
     }
 
     /// Ends what `possess` began.
@@ -122,9 +131,7 @@ final class UserKeyringAnchor: Sendable {
     /// the link fails (the caller then goes through the child). The caller possesses
     /// the anchor.
     static func link(_ ring: KeySerial, into home: KeySerial, owner uid: UInt32) -> Bool {
-        guard let described = try? home.describe(), described.type == "keyring", described.uid == uid,
-            described.description == "_uid.\(uid)"
-        else { return false }
+        guard isKeyring(home, owner: uid, named: "_uid.\(uid)") else { return false }
         do throws(KeyringErrno) {
             try ring.link(into: home)
             return true

@@ -55,8 +55,8 @@ enum UserKeyringSwitch {
     /// link `@u` into `anchor` (best effort: `Outcome.anchored` says whether it was),
     /// then optionally (`reset`, as `@u`'s owner) put back `@u`'s default permissions,
     /// then optionally clear `@u`, then optionally (`drop`, with `reset`) invalidate
-    /// `@u` and `@us` (best effort: `Outcome` says which). `pollWait` waits by polling `waitpid`, the path taken when
-    /// `pidfd_open` fails. The corresponding C function is `arca_keyring_as_user`.
+    /// `@u` and `@us` (best effort: `Outcome` says which). `pollWait` waits by
+    /// polling `waitpid`, the path taken when `pidfd_open` fails. The corresponding C function is `arca_keyring_as_user`.
     static func run(
         uid: UInt32, find description: String?, link ring: Int32? = nil, anchor: KeySerial? = nil, reset: Bool = false,
         clear: Bool = false, drop: Bool = false, pollWait: Bool = false
